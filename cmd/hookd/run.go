@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes, documented in the usage text.
+const (
+	exitOK      = 0 // success
+	exitFailure = 1 // the command ran and the answer is "no" (a signature did not verify) or it failed
+	exitUsage   = 2 // the command line was wrong; the message says how to fix it
+)
+
+// env is what a command may touch: its standard streams.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// command is one subcommand: its name, one line of help, and the function that runs it.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e *env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"secret", "generate signing secrets (secret new [--ed25519])", runSecret},
+		{"verify", "verify a webhook signature read from stdin", runVerify},
+	}
+}
+
+// exitError carries an exit code and a message for the user; hint says how to fix it.
+type exitError struct {
+	code int
+	msg  string
+	hint string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func usageErrorf(hint, format string, args ...any) error {
+	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...), hint: hint}
+}
+
+func failf(hint, format string, args ...any) error {
+	return &exitError{code: exitFailure, msg: fmt.Sprintf(format, args...), hint: hint}
+}
+
+// Run runs the hookd command line and returns the process exit code.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	return e.run(ctx, args)
+}
+
+func (e *env) run(ctx context.Context, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(e.stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, e, args[1:])
+		return e.report(err)
+	}
+	fmt.Fprintf(e.stderr, "hookd: unknown command %q\nhint: run \"hookd --help\" for the list of commands\n", args[0])
+	return exitUsage
+}
+
+// report prints err (if any) to stderr with its hint and returns the exit code it stands for.
+func (e *env) report(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	var xe *exitError
+	if errors.As(err, &xe) {
+		fmt.Fprintf(e.stderr, "hookd: %s\n", xe.msg)
+		if xe.hint != "" {
+			fmt.Fprintf(e.stderr, "hint: %s\n", xe.hint)
+		}
+		return xe.code
+	}
+	fmt.Fprintf(e.stderr, "hookd: %v\n", err)
+	return exitFailure
+}
+
+func printUsage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("hookd: signed, retryable outgoing webhooks\n\nUsage:\n  hookd <command> [flags]\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nRun \"hookd <command> --help\" for a command's flags.\n")
+	b.WriteString("\nExit codes:\n  0  success\n  1  the check failed (for verify: the signature is not valid) or the command failed\n  2  usage error: a wrong or missing flag or argument\n")
+	io.WriteString(w, b.String())
+}
+
+// flags is a subcommand's FlagSet with its usage line; it reports errors instead of exiting.
+type flags struct {
+	*flag.FlagSet
+	e     *env
+	usage string
+}
+
+func newFlags(e *env, name, usage string) *flags {
+	fs := flag.NewFlagSet("hookd "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flags{FlagSet: fs, e: e, usage: usage}
+}
+
+// parse parses args: --help prints the flags to stdout, a flag error or a stray argument is a
+// usage error that points at --help.
+func (f *flags) parse(args []string) error {
+	hint := fmt.Sprintf("run \"%s --help\" for the flags", f.Name())
+	if err := f.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			f.printHelp()
+			return err
+		}
+		return usageErrorf(hint, "%v", err)
+	}
+	if f.NArg() > 0 {
+		return usageErrorf(hint, "unexpected argument %q", f.Arg(0))
+	}
+	return nil
+}
+
+func (f *flags) printHelp() {
+	w := f.e.stdout
+	fmt.Fprintf(w, "Usage: hookd %s\n\nFlags:\n", f.usage)
+	f.SetOutput(w)
+	f.PrintDefaults()
+	f.SetOutput(io.Discard)
+	fmt.Fprint(w, "\nExit codes: 0 success, 1 check failed, 2 usage error.\n")
+}
