@@ -1,0 +1,100 @@
+package hookd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/hookd/hookd/delivery"
+)
+
+// Client is hookd embedded in an application: it sends messages, manages applications and
+// endpoints, and, once started, works the delivery jobs.
+type Client struct {
+	store  Store
+	queue  Queue
+	cfg    *Config
+	http   *delivery.Client
+	states *endpointStates
+	rec    *recorder
+
+	mu      sync.Mutex
+	started bool
+	cancel  context.CancelFunc // ends the recorder
+	recDone chan struct{}
+}
+
+// NewClient returns a Client on store. A nil cfg means every default.
+func NewClient(store Store, cfg *Config) (*Client, error) {
+	if store == nil {
+		return nil, errors.New("hookd: NewClient needs a store (sqlite.Open makes the embedded one)")
+	}
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	q := c.Queue
+	if q == nil {
+		var err error
+		q, err = store.NewQueue(&QueueConfig{Workers: c.Workers, JobTimeout: c.JobTimeout})
+		if err != nil {
+			return nil, fmt.Errorf("hookd: create the store's queue: %w", err)
+		}
+	}
+	cl := &Client{
+		store:  store,
+		queue:  q,
+		cfg:    c,
+		http:   delivery.New(c.Delivery),
+		states: newEndpointStates(),
+	}
+	cl.rec = newRecorder(store, q, c.Logger)
+	return cl, nil
+}
+
+// Store returns the client's store.
+func (c *Client) Store() Store { return c.store }
+
+// Start starts the workers. Sends and management calls work without it; deliveries wait for a
+// started client (in this process or another on the same database).
+func (c *Client) Start(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started {
+		return errors.New("hookd: client already started")
+	}
+	recCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.recDone = make(chan struct{})
+	go func() {
+		defer close(c.recDone)
+		c.rec.run(recCtx)
+	}()
+	if err := c.queue.Start(ctx, c.work); err != nil {
+		cancel()
+		<-c.recDone
+		return fmt.Errorf("hookd: start the queue: %w", err)
+	}
+	c.cancel = cancel
+	c.started = true
+	return nil
+}
+
+// Stop stops taking jobs and waits for the attempts in flight to finish and be recorded, until ctx
+// ends; attempts still running then are abandoned and made again later.
+func (c *Client) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started {
+		return nil
+	}
+	err := c.queue.Stop(ctx)
+	c.cancel()
+	<-c.recDone
+	c.http.CloseIdleConnections()
+	c.started = false
+	if err != nil {
+		return fmt.Errorf("hookd: stop: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+package hookd
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/hookd/hookd/delivery"
+)
+
+// DefaultRetrySchedule is the Standard Webhooks example schedule: after the first attempt, retries
+// 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h apart (75 h 35 min 5 s in all).
+var DefaultRetrySchedule = []time.Duration{
+	5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour,
+	10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour,
+}
+
+// Config configures a Client. The zero value (or nil) means every default.
+type Config struct {
+	// Logger receives the worker's logs; secrets never reach it. Default: discard.
+	Logger *slog.Logger
+	// Queue carries jobs. Default: the store's own queue (River in the same database).
+	Queue Queue
+	// Workers is the number of attempts in flight in each lane. Default: 100 first, 50 retry,
+	// 10 manual.
+	Workers map[Lane]int
+	// Delivery configures the HTTP client (timeout, response cap, SSRF allow-list, proxy).
+	// Default: delivery's defaults (15 s timeout, 4 KiB, guard on).
+	Delivery *delivery.Config
+	// RetrySchedule is the wait before each retry; its length is the number of retries.
+	// Default: DefaultRetrySchedule.
+	RetrySchedule []time.Duration
+	// Jitter spreads each wait by up to this fraction either way. Default: 0.2; negative: none.
+	Jitter float64
+	// ThrottleFloor is the least wait after a 429, 502 or 504 (or a Retry-After), during which
+	// the endpoint gets no attempt. Default: 60 s.
+	ThrottleFloor time.Duration
+	// MaxRetryAfter bounds how long a Retry-After may push a retry out. Default: 24 h.
+	MaxRetryAfter time.Duration
+	// MaxInFlightPerEndpoint caps attempts in flight to one endpoint; more are snoozed. An
+	// endpoint's MaxInFlight overrides it. Default: 8; negative: no cap.
+	MaxInFlightPerEndpoint int
+	// CircuitThreshold is the number of consecutive failures that opens an endpoint's circuit.
+	// Default: 10; negative: no circuit breaker.
+	CircuitThreshold int
+	// CircuitCooldown is the first pause of an open circuit before one probe goes through; it
+	// doubles after each failed probe, up to CircuitMaxCooldown. Default: 30 s.
+	CircuitCooldown time.Duration
+	// CircuitMaxCooldown bounds the pause. Default: 10 min.
+	CircuitMaxCooldown time.Duration
+	// DisableAfter disables an endpoint whose deliveries have failed, with no success, for this
+	// long, when a delivery to it exhausts its retries. Default: 5 days; negative: never.
+	DisableAfter time.Duration
+	// RotationGrace is how long an endpoint's old key keeps signing after a rotation. Default: 24 h.
+	RotationGrace time.Duration
+	// MaxPayload bounds a message's payload in bytes. Default: 1 MiB.
+	MaxPayload int
+	// JobTimeout bounds one job (an attempt and its bookkeeping). Default: the delivery timeout
+	// plus 30 s.
+	JobTimeout time.Duration
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+	// Rand returns a number in [0, 1) for jitter. Default: math/rand/v2.
+	Rand func() float64
+}
+
+// withDefaults returns a copy of c with every default filled in.
+func (c *Config) withDefaults() *Config {
+	out := Config{}
+	if c != nil {
+		out = *c
+	}
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	out.Delivery = out.Delivery.WithDefaults()
+	if out.Workers == nil {
+		out.Workers = map[Lane]int{}
+	}
+	w := map[Lane]int{LaneFirst: 100, LaneRetry: 50, LaneManual: 10}
+	for lane, n := range out.Workers {
+		w[lane] = n
+	}
+	out.Workers = w
+	if out.RetrySchedule == nil {
+		out.RetrySchedule = DefaultRetrySchedule
+	}
+	if out.Jitter == 0 {
+		out.Jitter = 0.2
+	}
+	if out.ThrottleFloor == 0 {
+		out.ThrottleFloor = 60 * time.Second
+	}
+	if out.MaxRetryAfter == 0 {
+		out.MaxRetryAfter = 24 * time.Hour
+	}
+	if out.MaxInFlightPerEndpoint == 0 {
+		out.MaxInFlightPerEndpoint = 8
+	}
+	if out.CircuitThreshold == 0 {
+		out.CircuitThreshold = 10
+	}
+	if out.CircuitCooldown == 0 {
+		out.CircuitCooldown = 30 * time.Second
+	}
+	if out.CircuitMaxCooldown == 0 {
+		out.CircuitMaxCooldown = 10 * time.Minute
+	}
+	if out.DisableAfter == 0 {
+		out.DisableAfter = 5 * 24 * time.Hour
+	}
+	if out.RotationGrace == 0 {
+		out.RotationGrace = 24 * time.Hour
+	}
+	if out.MaxPayload == 0 {
+		out.MaxPayload = 1 << 20
+	}
+	if out.JobTimeout == 0 {
+		out.JobTimeout = out.Delivery.Timeout + 30*time.Second
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	if out.Rand == nil {
+		out.Rand = rand.Float64
+	}
+	return &out
+}
+
+// validate says what is wrong with a defaulted config and how to fix it.
+func (c *Config) validate() error {
+	for i, d := range c.RetrySchedule {
+		if d < 0 {
+			return fmt.Errorf("hookd: Config.RetrySchedule[%d] is %s: waits must be zero or positive", i, d)
+		}
+	}
+	if c.Jitter >= 1 {
+		return fmt.Errorf("hookd: Config.Jitter is %g: use a fraction below 1 (0.2 spreads waits by ±20%%)", c.Jitter)
+	}
+	for lane, n := range c.Workers {
+		if n < 1 {
+			return fmt.Errorf("hookd: Config.Workers[%s] is %d: each lane needs at least one worker", lane, n)
+		}
+	}
+	if c.CircuitMaxCooldown < c.CircuitCooldown {
+		return fmt.Errorf("hookd: Config.CircuitMaxCooldown (%s) is below CircuitCooldown (%s)", c.CircuitMaxCooldown, c.CircuitCooldown)
+	}
+	if c.JobTimeout <= c.Delivery.Timeout {
+		return fmt.Errorf("hookd: Config.JobTimeout (%s) must exceed the delivery timeout (%s)", c.JobTimeout, c.Delivery.Timeout)
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+package hookd
+
+import (
+	"sync"
+	"time"
+)
+
+// endpointStates holds what the workers of this process know of each endpoint: its cached
+// configuration and keys, attempts in flight, the circuit breaker, throttling and the rate limit.
+// It is the one place isolation is decided.
+type endpointStates struct {
+	mu sync.Mutex
+	m  map[string]*endpointState
+}
+
+// endpointTTL is how long a cached endpoint is trusted before it is read again; changes made
+// through this client invalidate it at once.
+const endpointTTL = time.Second
+
+type endpointState struct {
+	ep       *Endpoint
+	keys     []SigningKey
+	loadedAt time.Time
+
+	inFlight int
+	avgDur   time.Duration // moving average of attempt durations
+
+	failures  int       // consecutive failures
+	openUntil time.Time // circuit open until (zero: closed)
+	cooldown  time.Duration
+	probing   bool // a half-open probe is in flight
+
+	throttledUntil time.Time
+
+	tokens   float64 // rate limit bucket
+	tokensAt time.Time
+}
+
+func newEndpointStates() *endpointStates {
+	return &endpointStates{m: map[string]*endpointState{}}
+}
+
+// cached returns the endpoint and its keys when they were loaded within the TTL.
+func (s *endpointStates) cached(id string, now time.Time) (*Endpoint, []SigningKey, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.m[id]
+	if st == nil || st.ep == nil || now.Sub(st.loadedAt) > endpointTTL {
+		return nil, nil, false
+	}
+	return st.ep, st.keys, true
+}
+
+// store caches a freshly read endpoint; a new state starts from the stored failure count.
+func (s *endpointStates) store(ep *Endpoint, keys []SigningKey, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.state(ep.ID)
+	if st.ep == nil {
+		st.failures = ep.ConsecutiveFailures
+	}
+	st.ep, st.keys, st.loadedAt = ep, keys, now
+}
+
+// invalidate drops the cached configuration of an endpoint (after a change through this client).
+func (s *endpointStates) invalidate(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.m[id]; st != nil {
+		st.ep, st.keys = nil, nil
+	}
+}
+
+func (s *endpointStates) state(id string) *endpointState {
+	st := s.m[id]
+	if st == nil {
+		st = &endpointState{}
+		s.m[id] = st
+	}
+	return st
+}
+
+// admission is the isolation verdict for one attempt.
+type admission struct {
+	wait   time.Duration // > 0: snooze this long
+	reason string
+	probe  bool // this attempt is the circuit's half-open probe
+}
+
+// isolation are the limits admit applies.
+type isolation struct {
+	maxInFlight      int // < 0: no cap
+	circuitThreshold int // < 0: no circuit breaker
+	rate             int // messages per second; 0: none
+}
+
+// admit decides whether an attempt to the endpoint may start now. When it may, the attempt counts
+// as in flight until release.
+func (s *endpointStates) admit(id string, lim isolation, now time.Time, jitter float64) admission {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.state(id)
+	spread := func(d time.Duration) time.Duration { return d + time.Duration(float64(d)*0.25*jitter) }
+	if now.Before(st.throttledUntil) {
+		return admission{wait: spread(st.throttledUntil.Sub(now)), reason: "endpoint throttled"}
+	}
+	probe := false
+	if lim.circuitThreshold >= 0 && !st.openUntil.IsZero() {
+		if now.Before(st.openUntil) || st.probing {
+			wait := st.openUntil.Sub(now)
+			if wait <= 0 {
+				wait = st.cooldown
+			}
+			return admission{wait: spread(wait), reason: "circuit open"}
+		}
+		probe = true
+	}
+	if lim.maxInFlight >= 0 && st.inFlight >= lim.maxInFlight {
+		// Come back when a slot is likely free: about one attempt's duration per cap's worth of
+		// attempts ahead.
+		wait := min(max(st.avgDur, 50*time.Millisecond), 5*time.Second)
+		return admission{wait: spread(wait), reason: "endpoint at its cap of attempts in flight"}
+	}
+	if lim.rate > 0 {
+		rate := float64(lim.rate)
+		if st.tokensAt.IsZero() {
+			st.tokens, st.tokensAt = rate, now
+		}
+		st.tokens = min(rate, st.tokens+now.Sub(st.tokensAt).Seconds()*rate)
+		st.tokensAt = now
+		if st.tokens < 1 {
+			wait := time.Duration((1 - st.tokens) / rate * float64(time.Second))
+			return admission{wait: spread(max(wait, time.Millisecond)), reason: "endpoint rate limit"}
+		}
+		st.tokens--
+	}
+	st.inFlight++
+	if probe {
+		st.probing = true
+	}
+	return admission{probe: probe}
+}
+
+// outcome is what an attempt tells the endpoint's state.
+type outcome struct {
+	success   bool
+	dur       time.Duration
+	throttle  time.Duration // > 0: no attempt to the endpoint for this long
+	probe     bool
+	threshold int // circuit threshold (< 0: off)
+	cooldown  time.Duration
+	maxCool   time.Duration
+}
+
+// release ends an admitted attempt and updates the circuit breaker and throttling.
+func (s *endpointStates) release(id string, o outcome, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.state(id)
+	st.inFlight--
+	if st.avgDur == 0 {
+		st.avgDur = o.dur
+	} else {
+		st.avgDur = (st.avgDur*7 + o.dur) / 8
+	}
+	if o.probe {
+		st.probing = false
+	}
+	if o.throttle > 0 {
+		st.throttledUntil = now.Add(o.throttle)
+	}
+	if o.success {
+		st.failures, st.openUntil, st.cooldown = 0, time.Time{}, 0
+		return
+	}
+	st.failures++
+	if o.threshold < 0 {
+		return
+	}
+	switch {
+	case o.probe:
+		st.cooldown = min(st.cooldown*2, o.maxCool)
+		st.openUntil = now.Add(st.cooldown)
+	case st.openUntil.IsZero() && st.failures >= o.threshold:
+		st.cooldown = o.cooldown
+		st.openUntil = now.Add(st.cooldown)
+	}
+}
+
+// abandon ends an admitted attempt that was never made (the job was cancelled).
+func (s *endpointStates) abandon(id string, probe bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.state(id)
+	st.inFlight--
+	if probe {
+		st.probing = false
+	}
+}
+
+// circuitOpen reports whether the endpoint's circuit is open (for tests and the dashboard).
+func (s *endpointStates) circuitOpen(id string, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.m[id]
+	return st != nil && !st.openUntil.IsZero() && (now.Before(st.openUntil) || st.probing)
+}

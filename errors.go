@@ -1,0 +1,30 @@
+package hookd
+
+import "errors"
+
+// Errors a caller can branch on with errors.Is.
+var (
+	// ErrNotFound: no such application, endpoint, event type, message, delivery or attempt.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a unique key is taken (an application uid, an endpoint uid).
+	ErrConflict = errors.New("conflict")
+	// ErrUnsupportedTx: SendTx was given a transaction type the store cannot use.
+	ErrUnsupportedTx = errors.New("unsupported transaction type")
+	// ErrInvalid: an input failed validation; the error names the field. See *ValidationError.
+	ErrInvalid = errors.New("invalid input")
+	// ErrStopped: the client is not running.
+	ErrStopped = errors.New("client not started")
+)
+
+// ValidationError names the field of an input that is wrong and why.
+type ValidationError struct {
+	Field  string // e.g. "url", "eventType", "uid"
+	Reason string
+}
+
+func (e *ValidationError) Error() string { return "invalid " + e.Field + ": " + e.Reason }
+
+// Unwrap returns ErrInvalid.
+func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+func invalid(field, reason string) error { return &ValidationError{Field: field, Reason: reason} }

@@ -1,0 +1,80 @@
+package hookd
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"sync"
+	"time"
+)
+
+// ID prefixes, as Svix uses them.
+const (
+	prefixApp      = "app_"
+	prefixEndpoint = "ep_"
+	prefixMessage  = "msg_"
+	prefixAttempt  = "atmpt_"
+	prefixDelivery = "dlv_"
+	prefixEvent    = "evt_"
+)
+
+// base62 digits in ASCII order, so that the encoding sorts like the number.
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// idLen is the width of the encoded part: 62^22 > 2^128.
+const idLen = 22
+
+// idSource makes 128-bit ids: 48 bits of Unix milliseconds, then 80 bits that are random for a new
+// millisecond and incremented within one, so ids made by one process sort in the order made.
+type idSource struct {
+	mu     sync.Mutex
+	lastMS uint64
+	hi, lo uint64 // the current 128-bit value
+}
+
+var ids idSource
+
+// newID returns prefix + a fixed-width, time-sortable base62 id.
+func newID(prefix string) string {
+	hi, lo := ids.next(uint64(time.Now().UnixMilli()))
+	var buf [idLen]byte
+	for i := idLen - 1; i >= 0; i-- {
+		var r uint64
+		hi, lo, r = divmod62(hi, lo)
+		buf[i] = base62[r]
+	}
+	return prefix + string(buf[:])
+}
+
+func (s *idSource) next(ms uint64) (hi, lo uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ms > s.lastMS {
+		var r [10]byte
+		_, _ = rand.Read(r[:]) // crypto/rand.Read never fails on supported platforms
+		s.lastMS = ms
+		s.hi = ms<<16 | uint64(binary.BigEndian.Uint16(r[:2]))
+		s.lo = binary.BigEndian.Uint64(r[2:])
+		return s.hi, s.lo
+	}
+	// Same (or earlier: the clock stepped back) millisecond: count up from the last id.
+	s.lo++
+	if s.lo == 0 {
+		s.hi++
+	}
+	return s.hi, s.lo
+}
+
+// divmod62 divides the 128-bit number hi:lo by 62.
+func divmod62(hi, lo uint64) (qhi, qlo, r uint64) {
+	qhi = hi / 62
+	rem := hi % 62
+	// (rem<<64 | lo) / 62, with rem < 62, done in 32-bit halves to stay in 64 bits.
+	mid := rem<<32 | lo>>32
+	qmid := mid / 62
+	rem = mid % 62
+	low := rem<<32 | lo&0xffffffff
+	qlow := low / 62
+	r = low % 62
+	qlo = qmid<<32 | qlow
+	return qhi, qlo, r
+}

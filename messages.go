@@ -1,0 +1,135 @@
+package hookd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// GetMessage returns a message of an application by id or event id.
+func (c *Client) GetMessage(ctx context.Context, app, msg string) (*Message, error) {
+	a, err := c.GetApplication(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	m, err := c.store.GetMessage(ctx, a.ID, msg)
+	if err != nil {
+		return nil, fmt.Errorf("hookd: get message %q: %w", msg, err)
+	}
+	return m, nil
+}
+
+// ListMessages lists an application's messages, newest first. f.AppID is set from app.
+func (c *Client) ListMessages(ctx context.Context, app string, f MessageFilter) (*Page[Message], error) {
+	a, err := c.GetApplication(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	f.AppID = a.ID
+	return c.store.ListMessages(ctx, f)
+}
+
+// ListDeliveries lists deliveries, newest first. f.AppID is set from app.
+func (c *Client) ListDeliveries(ctx context.Context, app string, f DeliveryFilter) (*Page[Delivery], error) {
+	a, err := c.GetApplication(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	f.AppID = a.ID
+	return c.store.ListDeliveries(ctx, f)
+}
+
+// ListAttempts lists attempts, newest first. f.AppID is set from app.
+func (c *Client) ListAttempts(ctx context.Context, app string, f AttemptFilter) (*Page[Attempt], error) {
+	a, err := c.GetApplication(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	f.AppID = a.ID
+	return c.store.ListAttempts(ctx, f)
+}
+
+// ListOperationalEvents lists operational events, oldest first.
+func (c *Client) ListOperationalEvents(ctx context.Context, opts ListOptions) (*Page[OperationalEvent], error) {
+	return c.store.ListOperationalEvents(ctx, opts)
+}
+
+// ErrEndpointDisabled: a manual attempt was asked of a disabled endpoint.
+var ErrEndpointDisabled = errors.New("endpoint disabled")
+
+// Resend makes one manual attempt of a message to an endpoint, whatever became of its delivery
+// (a delivery is created when the endpoint did not take the message before). It returns when the
+// attempt is queued.
+func (c *Client) Resend(ctx context.Context, app, msg, endpoint string) error {
+	err := c.inApp(ctx, app, func(tx Tx, a *Application) error {
+		m, err := tx.GetMessage(ctx, a.ID, msg)
+		if err != nil {
+			return err
+		}
+		ep, err := tx.GetEndpoint(ctx, a.ID, endpoint)
+		if err != nil {
+			return err
+		}
+		if ep.Disabled {
+			return fmt.Errorf("%w: enable endpoint %s first", ErrEndpointDisabled, ep.ID)
+		}
+		d, err := tx.GetDeliveryFor(ctx, m.ID, ep.ID)
+		if errors.Is(err, ErrNotFound) {
+			now := c.now()
+			d = &Delivery{
+				ID: newID(prefixDelivery), MessageID: m.ID, EndpointID: ep.ID, AppID: a.ID,
+				Status: DeliveryFailed, CreatedAt: now, UpdatedAt: now,
+			}
+			err = tx.InsertDeliveries(ctx, []Delivery{*d})
+		}
+		if err != nil {
+			return err
+		}
+		return c.queue.EnqueueTx(ctx, tx, []Job{{DeliveryID: d.ID, Attempt: d.Attempts + 1, Trigger: TriggerManual}})
+	})
+	if err != nil {
+		return fmt.Errorf("hookd: resend %q to %q: %w", msg, endpoint, err)
+	}
+	return nil
+}
+
+// Recover makes a manual attempt of every failed delivery to an endpoint created at or after
+// since, and returns how many it queued.
+func (c *Client) Recover(ctx context.Context, app, endpoint string, since time.Time) (int, error) {
+	n := 0
+	err := c.inApp(ctx, app, func(tx Tx, a *Application) error {
+		ep, err := tx.GetEndpoint(ctx, a.ID, endpoint)
+		if err != nil {
+			return err
+		}
+		if ep.Disabled {
+			return fmt.Errorf("%w: enable endpoint %s first", ErrEndpointDisabled, ep.ID)
+		}
+		f := DeliveryFilter{AppID: a.ID, EndpointID: ep.ID, Status: DeliveryFailed, After: &since, ListOptions: ListOptions{Limit: 250}}
+		for {
+			page, err := tx.ListDeliveries(ctx, f)
+			if err != nil {
+				return err
+			}
+			jobs := make([]Job, 0, len(page.Data))
+			for _, d := range page.Data {
+				jobs = append(jobs, Job{DeliveryID: d.ID, Attempt: d.Attempts + 1, Trigger: TriggerManual})
+			}
+			if len(jobs) > 0 {
+				if err := c.queue.EnqueueTx(ctx, tx, jobs); err != nil {
+					return err
+				}
+			}
+			n += len(jobs)
+			if page.Done {
+				return nil
+			}
+			f.Iterator = page.Iterator
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("hookd: recover endpoint %q: %w", endpoint, err)
+	}
+	return n, nil
+}

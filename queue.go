@@ -1,0 +1,93 @@
+package hookd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Job asks a worker for one attempt of one delivery. A queue carries jobs durably: a job inserted
+// in a committed transaction is worked at least once, also across crashes.
+type Job struct {
+	DeliveryID string
+	// Attempt is the number of the attempt this job makes (1 for the first). A job whose number
+	// does not follow the delivery's attempts made is stale and is dropped, so a job that runs
+	// twice makes one attempt.
+	Attempt int
+	Trigger AttemptTrigger
+	// NotBefore is the earliest time to make the attempt; zero means now.
+	NotBefore time.Time
+}
+
+// Lane names the queue lane a job runs in: first attempts, retries and manual attempts each have
+// workers of their own, so a backlog of retries never delays a first attempt.
+type Lane string
+
+const (
+	LaneFirst  Lane = "first"
+	LaneRetry  Lane = "retry"
+	LaneManual Lane = "manual"
+)
+
+// Lane returns the lane the job runs in.
+func (j Job) Lane() Lane {
+	switch {
+	case j.Trigger == TriggerManual:
+		return LaneManual
+	case j.Attempt <= 1:
+		return LaneFirst
+	default:
+		return LaneRetry
+	}
+}
+
+// JobHandler works one job. It returns nil when the job is done (whatever became of the delivery),
+// a *SnoozeError to run the same job again later without counting an attempt, or another error
+// when the job could not be worked (a database error): the queue tries it again soon.
+type JobHandler func(ctx context.Context, job Job) error
+
+// Queue carries delivery jobs from Send to the workers.
+type Queue interface {
+	// EnqueueTx inserts jobs inside tx, so they commit or roll back with the rows they carry.
+	// A queue outside the store's database enqueues after commit instead (and needs a sweeper).
+	EnqueueTx(ctx context.Context, tx Tx, jobs []Job) error
+	// Start begins working jobs with h, with the concurrency of each lane set in QueueConfig.
+	Start(ctx context.Context, h JobHandler) error
+	// Stop stops fetching jobs and waits for jobs in flight until ctx ends; jobs still running
+	// then are cancelled and run again later.
+	Stop(ctx context.Context) error
+}
+
+// QueueConfig sizes a queue.
+type QueueConfig struct {
+	// Workers is the number of jobs worked at once in each lane. Default: 100 first, 50 retry,
+	// 10 manual.
+	Workers map[Lane]int
+	// JobTimeout bounds one job. Default: 1 minute.
+	JobTimeout time.Duration
+}
+
+// SnoozeError asks the queue to run a job again after Delay without counting an attempt.
+type SnoozeError struct {
+	Delay  time.Duration
+	Reason string
+}
+
+func (e *SnoozeError) Error() string {
+	return fmt.Sprintf("snooze %s: %s", e.Delay, e.Reason)
+}
+
+// Snooze returns a *SnoozeError.
+func Snooze(d time.Duration, reason string) error {
+	return &SnoozeError{Delay: d, Reason: reason}
+}
+
+// AsSnooze reports whether err asks for a snooze, and for how long.
+func AsSnooze(err error) (time.Duration, bool) {
+	var s *SnoozeError
+	if errors.As(err, &s) {
+		return s.Delay, true
+	}
+	return 0, false
+}

@@ -1,0 +1,106 @@
+package hookd
+
+import (
+	"context"
+	"log/slog"
+)
+
+// maxBatch bounds how many writes share one transaction.
+const maxBatch = 256
+
+// recorder writes the workers' results with group commit: every write waiting when a transaction
+// starts shares it. Under load this turns hundreds of small transactions a second into a few
+// large ones; with one write waiting it adds no delay.
+type recorder struct {
+	store Store
+	log   *slog.Logger
+	in    chan *recItem
+	done  chan struct{} // closed when run returns
+}
+
+type recItem struct {
+	apply func(ctx context.Context, tx Tx) error
+	errc  chan error
+}
+
+func newRecorder(store Store, _ Queue, log *slog.Logger) *recorder {
+	return &recorder{store: store, log: log, in: make(chan *recItem, maxBatch), done: make(chan struct{})}
+}
+
+// do runs apply in a transaction shared with other writes and returns once it is committed or has
+// failed. apply may run twice (once in a batch that failed, once alone); it must only write
+// through tx.
+func (r *recorder) do(ctx context.Context, apply func(ctx context.Context, tx Tx) error) error {
+	it := &recItem{apply: apply, errc: make(chan error, 1)}
+	select {
+	case r.in <- it:
+	case <-r.done:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-it.errc:
+		return err
+	case <-r.done:
+		// run drains r.in before closing done, so the item was answered.
+		return <-it.errc
+	}
+}
+
+// run writes batches until ctx ends, then writes what is still waiting and returns.
+func (r *recorder) run(ctx context.Context) {
+	defer close(r.done)
+	batch := make([]*recItem, 0, maxBatch)
+	for {
+		select {
+		case it := <-r.in:
+			batch = append(batch[:0], it)
+		case <-ctx.Done():
+			for {
+				select {
+				case it := <-r.in:
+					r.flush([]*recItem{it})
+				default:
+					return
+				}
+			}
+		}
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case it := <-r.in:
+				batch = append(batch, it)
+			default:
+				break fill
+			}
+		}
+		r.flush(batch)
+	}
+}
+
+// flush writes a batch in one transaction. When it fails, each item is written alone, so one bad
+// write does not fail the others.
+func (r *recorder) flush(batch []*recItem) {
+	ctx := context.Background()
+	err := r.store.InTx(ctx, func(tx Tx) error {
+		for _, it := range batch {
+			if err := it.apply(ctx, tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil || len(batch) == 1 {
+		for _, it := range batch {
+			it.errc <- err
+		}
+		if err != nil {
+			r.log.Error("record attempt", "error", err)
+		}
+		return
+	}
+	for _, it := range batch {
+		r.flush([]*recItem{it})
+	}
+}

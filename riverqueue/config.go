@@ -1,0 +1,134 @@
+package riverqueue
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+// Config tunes the River client behind a Queue. A nil *Config, and every zero field, means the
+// default written at the end of the field's comment.
+type Config struct {
+	// RescueOnStart, at the first Start, before River starts, moves every job of hookd's kind that
+	// is still marked running back to available (its attempt given back, due now) and deletes
+	// River's leader row, in one transaction. A process killed while it worked jobs leaves them
+	// running; without this option River rescues them only after RescueStuckJobsAfter (JobTimeout
+	// plus 30 s) and a leader is elected again (up to about 15 s more).
+	//
+	// CORRECT ONLY WHEN ONE PROCESS USES THE DATABASE, as with the embedded SQLite store: with two
+	// processes, the one that starts takes the other's running jobs away from it (they run twice)
+	// and deposes its leader. Never enable it on a database shared by several hookd processes.
+	//
+	// Default: false.
+	RescueOnStart bool
+	// FetchCooldown is the least time between two fetches of one lane; it bounds throughput.
+	// Default: 2 ms.
+	FetchCooldown time.Duration
+	// RetryPollInterval is how often the retry lane looks for jobs that became due. A new job is
+	// noticed at once through River's notifications, but a retry, a snooze or a job whose
+	// scheduled time arrives is noticed only at the next poll, so this bounds their lateness.
+	// Each poll costs CPU even when idle. Default: 20 ms.
+	RetryPollInterval time.Duration
+	// PollInterval is RetryPollInterval for the first and the manual lanes. Default: 100 ms.
+	PollInterval time.Duration
+}
+
+// Defaults of Config, and DefaultJobTimeout of hookd.QueueConfig.JobTimeout.
+const (
+	DefaultFetchCooldown     = 2 * time.Millisecond
+	DefaultRetryPollInterval = 20 * time.Millisecond
+	DefaultPollInterval      = 100 * time.Millisecond
+	DefaultJobTimeout        = time.Minute
+)
+
+// defaultWorkers is the number of jobs worked at once in each lane when hookd.QueueConfig does
+// not say (the defaults documented on hookd.QueueConfig).
+var defaultWorkers = map[hookd.Lane]int{
+	hookd.LaneFirst:  100,
+	hookd.LaneRetry:  50,
+	hookd.LaneManual: 10,
+}
+
+// maxWorkers is River's limit on the workers of one queue (river.QueueNumWorkersMax).
+const maxWorkers = 10_000
+
+// withDefaults returns a copy of c with every zero field set to its default.
+func (c *Config) withDefaults() Config {
+	var out Config
+	if c != nil {
+		out = *c
+	}
+	if out.FetchCooldown == 0 {
+		out.FetchCooldown = DefaultFetchCooldown
+	}
+	if out.RetryPollInterval == 0 {
+		out.RetryPollInterval = DefaultRetryPollInterval
+	}
+	if out.PollInterval == 0 {
+		out.PollInterval = DefaultPollInterval
+	}
+	return out
+}
+
+// validate checks a Config that has its defaults.
+func (c Config) validate() error {
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"FetchCooldown", c.FetchCooldown},
+		{"RetryPollInterval", c.RetryPollInterval},
+		{"PollInterval", c.PollInterval},
+	} {
+		if f.d < 0 {
+			return invalid("Config."+f.name, fmt.Sprintf("is %s; use a positive duration, or zero for the default", f.d))
+		}
+	}
+	if c.RetryPollInterval < c.FetchCooldown {
+		return invalid("Config.RetryPollInterval", fmt.Sprintf("is %s, below FetchCooldown %s; raise it or lower FetchCooldown", c.RetryPollInterval, c.FetchCooldown))
+	}
+	if c.PollInterval < c.FetchCooldown {
+		return invalid("Config.PollInterval", fmt.Sprintf("is %s, below FetchCooldown %s; raise it or lower FetchCooldown", c.PollInterval, c.FetchCooldown))
+	}
+	return nil
+}
+
+// queueSettings is a hookd.QueueConfig with its defaults applied and checked.
+type queueSettings struct {
+	workers    map[hookd.Lane]int
+	jobTimeout time.Duration
+}
+
+// resolveQueueConfig applies the defaults documented on hookd.QueueConfig and checks the result.
+func resolveQueueConfig(qc *hookd.QueueConfig) (queueSettings, error) {
+	s := queueSettings{workers: make(map[hookd.Lane]int, len(lanes)), jobTimeout: DefaultJobTimeout}
+	for _, l := range lanes {
+		s.workers[l.lane] = defaultWorkers[l.lane]
+	}
+	if qc == nil {
+		return s, nil
+	}
+	for lane, n := range qc.Workers {
+		if _, ok := s.workers[lane]; !ok {
+			return s, invalid("QueueConfig.Workers", fmt.Sprintf("unknown lane %q; use hookd.LaneFirst, LaneRetry or LaneManual", lane))
+		}
+		switch {
+		case n < 0 || n > maxWorkers:
+			return s, invalid("QueueConfig.Workers", fmt.Sprintf("lane %q has %d workers; use 1 to %d, or 0 for the default", lane, n, maxWorkers))
+		case n > 0:
+			s.workers[lane] = n
+		}
+	}
+	switch {
+	case qc.JobTimeout < 0:
+		return s, invalid("QueueConfig.JobTimeout", fmt.Sprintf("is %s; use a positive duration, or zero for the default", qc.JobTimeout))
+	case qc.JobTimeout > 0:
+		s.jobTimeout = qc.JobTimeout
+	}
+	return s, nil
+}
+
+func invalid(field, reason string) error {
+	return fmt.Errorf("riverqueue: %w", &hookd.ValidationError{Field: field, Reason: reason})
+}

@@ -1,0 +1,218 @@
+package hookd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits on the strings of a message.
+const (
+	maxIDLen       = 256 // uid, eventId, event type names
+	maxChannels    = 10
+	maxChannelLen  = 128
+	maxNameLen     = 256
+	maxDescription = 4096
+)
+
+// MessageIn is a message to send.
+type MessageIn struct {
+	// EventType names the event ("invoice.paid"). Required.
+	EventType string
+	// EventID is the producer's id for the event: a second Send with the same EventID to the same
+	// application returns the first message and sends nothing. Optional; any printable text.
+	EventID string
+	// Channels limit the message to endpoints that subscribe to one of them. Optional.
+	Channels []string
+	// Payload is the message body: json.RawMessage or []byte holding a JSON object is used as it
+	// is; any other value is encoded with encoding/json. Required.
+	Payload any
+}
+
+// SendResult is what Send did.
+type SendResult struct {
+	Message *Message
+	// Deliveries is the number of endpoints the message goes to (0 for a duplicate).
+	Deliveries int
+	// Duplicate is true when the application already had a message with this EventID: Message is
+	// that first message, and nothing was written.
+	Duplicate bool
+}
+
+// Send writes the message, one delivery per matching endpoint of the application (by id or uid),
+// and one job per delivery, in one transaction. It never waits on a customer's server.
+func (c *Client) Send(ctx context.Context, app string, msg *MessageIn) (*SendResult, error) {
+	m, err := c.prepare(msg)
+	if err != nil {
+		return nil, err
+	}
+	var res *SendResult
+	err = c.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		res, err = c.sendIn(ctx, tx, app, m)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// SendTx is Send inside the caller's own transaction (a *sql.Tx from the store's database, or
+// what the store's WrapTx accepts): when the caller commits, the message, its deliveries and their
+// jobs commit with the caller's own writes; when it rolls back, nothing is left. The caller
+// commits; the deliveries start after the commit.
+func (c *Client) SendTx(ctx context.Context, tx any, app string, msg *MessageIn) (*SendResult, error) {
+	m, err := c.prepare(msg)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.store.WrapTx(tx)
+	if err != nil {
+		return nil, fmt.Errorf("hookd: SendTx: %w", err)
+	}
+	return c.sendIn(ctx, t, app, m)
+}
+
+// prepare validates msg and returns the message to write (without its app).
+func (c *Client) prepare(msg *MessageIn) (*Message, error) {
+	if msg == nil {
+		return nil, invalid("message", "is nil")
+	}
+	if err := checkName("eventType", msg.EventType, maxIDLen); err != nil {
+		return nil, err
+	}
+	if msg.EventID != "" {
+		if err := checkName("eventId", msg.EventID, maxIDLen); err != nil {
+			return nil, err
+		}
+	}
+	if len(msg.Channels) > maxChannels {
+		return nil, invalid("channels", fmt.Sprintf("%d channels, at most %d", len(msg.Channels), maxChannels))
+	}
+	for _, ch := range msg.Channels {
+		if err := checkName("channels", ch, maxChannelLen); err != nil {
+			return nil, err
+		}
+	}
+	payload, err := encodePayload(msg.Payload)
+	if err != nil {
+		return nil, err
+	}
+	if len(payload) > c.cfg.MaxPayload {
+		return nil, invalid("payload", fmt.Sprintf("%d bytes, at most %d", len(payload), c.cfg.MaxPayload))
+	}
+	return &Message{
+		ID:        newID(prefixMessage),
+		EventID:   msg.EventID,
+		EventType: msg.EventType,
+		Channels:  slices.Clone(msg.Channels),
+		Payload:   payload,
+		CreatedAt: c.now(),
+	}, nil
+}
+
+// encodePayload returns the payload's JSON. Raw JSON is checked, not rewritten, so the bytes a
+// receiver gets are the bytes the producer gave.
+func encodePayload(p any) (json.RawMessage, error) {
+	var raw []byte
+	switch v := p.(type) {
+	case nil:
+		return nil, invalid("payload", "is required")
+	case json.RawMessage:
+		raw = v
+	case []byte:
+		raw = v
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, invalid("payload", "cannot be encoded as JSON: "+err.Error())
+		}
+		raw = b
+	}
+	if !json.Valid(raw) {
+		return nil, invalid("payload", "is not valid JSON")
+	}
+	return slices.Clone(json.RawMessage(raw)), nil
+}
+
+// sendIn writes m for app inside tx.
+func (c *Client) sendIn(ctx context.Context, tx Tx, app string, m *Message) (*SendResult, error) {
+	a, err := tx.GetApplication(ctx, app)
+	if err != nil {
+		return nil, fmt.Errorf("hookd: send to application %q: %w", app, err)
+	}
+	m.AppID = a.ID
+	existing, inserted, err := tx.InsertMessage(ctx, m)
+	if err != nil {
+		return nil, fmt.Errorf("hookd: send: %w", err)
+	}
+	if !inserted {
+		return &SendResult{Message: existing, Duplicate: true}, nil
+	}
+	eps, err := tx.EnabledEndpoints(ctx, a.ID)
+	if err != nil {
+		return nil, fmt.Errorf("hookd: send: %w", err)
+	}
+	var ds []Delivery
+	var jobs []Job
+	for i := range eps {
+		if !matches(&eps[i], m.EventType, m.Channels) {
+			continue
+		}
+		d := Delivery{
+			ID: newID(prefixDelivery), MessageID: m.ID, EndpointID: eps[i].ID, AppID: a.ID,
+			Status: DeliveryPending, NextAttemptAt: &m.CreatedAt, CreatedAt: m.CreatedAt, UpdatedAt: m.CreatedAt,
+		}
+		ds = append(ds, d)
+		jobs = append(jobs, Job{DeliveryID: d.ID, Attempt: 1, Trigger: TriggerScheduled})
+	}
+	if len(ds) > 0 {
+		if err := tx.InsertDeliveries(ctx, ds); err != nil {
+			return nil, fmt.Errorf("hookd: send: %w", err)
+		}
+		if err := c.queue.EnqueueTx(ctx, tx, jobs); err != nil {
+			return nil, fmt.Errorf("hookd: send: enqueue: %w", err)
+		}
+	}
+	return &SendResult{Message: m, Deliveries: len(ds)}, nil
+}
+
+// matches reports whether an enabled endpoint takes a message, as Svix filters: the endpoint's
+// event types list the message's (or the endpoint lists none), and when the endpoint names
+// channels, the message names one of them.
+func matches(ep *Endpoint, eventType string, channels []string) bool {
+	if len(ep.EventTypes) > 0 && !slices.Contains(ep.EventTypes, eventType) {
+		return false
+	}
+	if len(ep.Channels) > 0 {
+		for _, ch := range channels {
+			if slices.Contains(ep.Channels, ch) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// checkName accepts non-empty printable text of at most max bytes.
+func checkName(field, s string, max int) error {
+	switch {
+	case s == "":
+		return invalid(field, "is required")
+	case len(s) > max:
+		return invalid(field, fmt.Sprintf("is %d bytes, at most %d", len(s), max))
+	case !utf8.ValidString(s):
+		return invalid(field, "is not valid UTF-8")
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return invalid(field, fmt.Sprintf("contains the unprintable character %U", r))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+package hookd
+
+import (
+	"context"
+	"time"
+)
+
+// Store is hookd's persistence. Every SQL statement lives behind it, in one package per backend
+// (sqlite, postgres); each passes the conformance suite in package storetest.
+//
+// Stores return ErrNotFound for a missing row and ErrConflict for a unique key taken, wrapped with
+// the operation.
+type Store interface {
+	Reader
+
+	// InTx runs fn in a new transaction and commits when fn returns nil; otherwise it rolls back and
+	// returns fn's error. fn must use only tx.
+	InTx(ctx context.Context, fn func(tx Tx) error) error
+	// WrapTx adapts a transaction the caller began on the store's database (for SendTx): *sql.Tx
+	// for database/sql backends. It returns ErrUnsupportedTx for any other type. The caller commits.
+	WrapTx(raw any) (Tx, error)
+	// NewQueue returns the store's own queue (River in the same database), used when
+	// Config.Queue is nil.
+	NewQueue(cfg *QueueConfig) (Queue, error)
+	// Close releases the database.
+	Close() error
+}
+
+// Tx is one transaction of a Store.
+type Tx interface {
+	Reader
+	Writer
+	// Raw returns the driver's transaction (*sql.Tx for database/sql backends), so that a queue in
+	// the same database can insert its jobs in it.
+	Raw() any
+}
+
+// Reader reads. Lists page by id (see ListOptions).
+type Reader interface {
+	// GetApplication finds an application by id or by uid.
+	GetApplication(ctx context.Context, idOrUID string) (*Application, error)
+	ListApplications(ctx context.Context, opts ListOptions) (*Page[Application], error)
+
+	// GetEndpoint finds an endpoint of the application by id or by uid.
+	GetEndpoint(ctx context.Context, appID, idOrUID string) (*Endpoint, error)
+	// GetEndpointByID finds an endpoint by id alone (the worker's lookup).
+	GetEndpointByID(ctx context.Context, id string) (*Endpoint, error)
+	ListEndpoints(ctx context.Context, appID string, opts ListOptions) (*Page[Endpoint], error)
+	// EnabledEndpoints returns every enabled endpoint of the application, ordered by id; the
+	// caller applies the event-type and channel filters.
+	EnabledEndpoints(ctx context.Context, appID string) ([]Endpoint, error)
+	// SigningKeys returns the endpoint's keys, newest first, expired ones included.
+	SigningKeys(ctx context.Context, endpointID string) ([]SigningKey, error)
+
+	GetEventType(ctx context.Context, name string) (*EventType, error)
+	ListEventTypes(ctx context.Context, includeArchived bool, opts ListOptions) (*Page[EventType], error)
+
+	// GetMessage finds a message of the application by id or by event id.
+	GetMessage(ctx context.Context, appID, idOrEventID string) (*Message, error)
+	ListMessages(ctx context.Context, f MessageFilter) (*Page[Message], error)
+
+	GetDelivery(ctx context.Context, id string) (*Delivery, error)
+	// GetDeliveryFor finds the delivery of a message to an endpoint.
+	GetDeliveryFor(ctx context.Context, messageID, endpointID string) (*Delivery, error)
+	ListDeliveries(ctx context.Context, f DeliveryFilter) (*Page[Delivery], error)
+	// LoadWork returns a delivery with its message, in one read, for the worker.
+	LoadWork(ctx context.Context, deliveryID string) (*Delivery, *Message, error)
+
+	GetAttempt(ctx context.Context, id string) (*Attempt, error)
+	ListAttempts(ctx context.Context, f AttemptFilter) (*Page[Attempt], error)
+
+	ListOperationalEvents(ctx context.Context, opts ListOptions) (*Page[OperationalEvent], error)
+}
+
+// Writer writes, inside a Tx.
+type Writer interface {
+	InsertApplication(ctx context.Context, app *Application) error
+	// UpdateApplication writes every field of app but ID and CreatedAt.
+	UpdateApplication(ctx context.Context, app *Application) error
+	// DeleteApplication deletes the application and, with it, its endpoints, messages, deliveries
+	// and attempts.
+	DeleteApplication(ctx context.Context, id string) error
+
+	// InsertEndpoint writes the endpoint and its first signing key.
+	InsertEndpoint(ctx context.Context, ep *Endpoint, key SigningKey) error
+	// UpdateEndpoint writes the endpoint's configuration (not its health, not Disabled*).
+	UpdateEndpoint(ctx context.Context, ep *Endpoint) error
+	// DeleteEndpoint deletes the endpoint and its keys; its deliveries stay, for the log.
+	DeleteEndpoint(ctx context.Context, id string) error
+	// SetEndpointDisabled enables (disabled false: reason and DisabledAt cleared, health reset) or
+	// disables an endpoint.
+	SetEndpointDisabled(ctx context.Context, id string, disabled bool, reason string, at time.Time) error
+	// AddSigningKey adds a key to the endpoint and sets every other unexpired key of it to expire at
+	// expireOthersAt (a rotation's grace period; now to expire them at once).
+	AddSigningKey(ctx context.Context, endpointID string, key SigningKey, expireOthersAt time.Time) error
+
+	// UpsertEventType creates the event type or, if it exists, updates it and un-archives it.
+	UpsertEventType(ctx context.Context, et *EventType) error
+	// ArchiveEventType marks an event type archived.
+	ArchiveEventType(ctx context.Context, name string, at time.Time) error
+	// DeleteEventType removes an event type for good.
+	DeleteEventType(ctx context.Context, name string) error
+
+	// InsertMessage writes msg. When msg.EventID is set and the application already has a message
+	// with that event id, it writes nothing and returns the existing message and inserted false;
+	// two concurrent inserts of one event id give one row.
+	InsertMessage(ctx context.Context, msg *Message) (existing *Message, inserted bool, err error)
+	// InsertDeliveries writes new deliveries.
+	InsertDeliveries(ctx context.Context, ds []Delivery) error
+	// SetDeliveryStatus ends or reschedules a delivery without an attempt (a cancel, a recover).
+	SetDeliveryStatus(ctx context.Context, id string, status DeliveryStatus, nextAttemptAt *time.Time, lastError string, at time.Time) error
+	// RecordAttempts writes attempts and, for each, its delivery's new state and its endpoint's
+	// health, in order.
+	RecordAttempts(ctx context.Context, recs []AttemptRecord) error
+	// ExpungeMessagePayload replaces a message's payload with null (Svix's expunge content).
+	ExpungeMessagePayload(ctx context.Context, messageID string) error
+
+	InsertOperationalEvents(ctx context.Context, evs []OperationalEvent) error
+}
+
+// AttemptRecord is one attempt with the delivery state it leads to.
+type AttemptRecord struct {
+	Attempt Attempt
+	// Status and NextAttemptAt are the delivery's new state; Attempt.Number becomes its count of
+	// attempts made, Attempt.Error its last error.
+	Status        DeliveryStatus
+	NextAttemptAt *time.Time
+}
+
+// ListOptions pages through a list ordered by id. Messages and attempts list newest first;
+// applications, endpoints, event types and operational events oldest first.
+type ListOptions struct {
+	// Limit is the page size. Zero: 50. At most 250.
+	Limit int
+	// Iterator continues after the item with this id (exclusive), in the list's order. Empty: from
+	// the start.
+	Iterator string
+	// Backward, with Iterator, returns the page that precedes Iterator instead (Svix's
+	// prev_iterator).
+	Backward bool
+}
+
+// Page is one page of a list.
+type Page[T any] struct {
+	Data []T
+	// Iterator is the id to pass for the next page; empty when Done.
+	Iterator string
+	// PrevIterator is the id to pass, with Backward, for the previous page; empty on the first page.
+	PrevIterator string
+	// Done is true when no item follows this page.
+	Done bool
+}
+
+// MessageFilter selects messages of one application.
+type MessageFilter struct {
+	AppID      string
+	EventTypes []string   // any of these; empty: all
+	Channel    string     // messages naming this channel; empty: all
+	After      *time.Time // created at or after
+	Before     *time.Time // created before
+	ListOptions
+}
+
+// DeliveryFilter selects deliveries.
+type DeliveryFilter struct {
+	AppID      string
+	MessageID  string
+	EndpointID string
+	Status     DeliveryStatus // empty: any
+	After      *time.Time
+	Before     *time.Time
+	ListOptions
+}
+
+// AttemptFilter selects attempts of one application.
+type AttemptFilter struct {
+	AppID      string
+	MessageID  string
+	EndpointID string
+	DeliveryID string
+	Success    *bool      // only successes (true) or failures (false); nil: both
+	EventTypes []string   // of messages with one of these event types
+	Channel    string     // of messages naming this channel
+	After      *time.Time // made at or after
+	Before     *time.Time // made before
+	ListOptions
+}

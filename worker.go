@@ -1,0 +1,246 @@
+package hookd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hookd/hookd/delivery"
+	"github.com/hookd/hookd/signature"
+)
+
+// work makes the attempt a job asks for. It is the queue's JobHandler.
+func (c *Client) work(ctx context.Context, job Job) error {
+	d, m, err := c.store.LoadWork(ctx, job.DeliveryID)
+	if errors.Is(err, ErrNotFound) {
+		return nil // the message was deleted with its application
+	}
+	if err != nil {
+		return fmt.Errorf("load delivery %s: %w", job.DeliveryID, err)
+	}
+	manual := job.Trigger == TriggerManual
+	if !manual && (d.Status != DeliveryPending || job.Attempt != d.Attempts+1) {
+		return nil // no longer pending, or a stale job whose attempt was already made
+	}
+	now := c.now()
+	ep, keys, err := c.endpoint(ctx, d.EndpointID, now)
+	if errors.Is(err, ErrNotFound) {
+		return c.cancelDelivery(ctx, d, "endpoint deleted", manual)
+	}
+	if err != nil {
+		return err
+	}
+	if ep.Disabled {
+		return c.cancelDelivery(ctx, d, "endpoint disabled", manual)
+	}
+
+	adm := c.states.admit(ep.ID, c.limits(ep), now, c.cfg.Rand())
+	if adm.wait > 0 {
+		return Snooze(adm.wait, adm.reason)
+	}
+	req, err := c.buildRequest(ep, keys, m, now)
+	if err != nil {
+		c.states.abandon(ep.ID, adm.probe)
+		return c.cancelDelivery(ctx, d, err.Error(), manual)
+	}
+	res := c.http.Post(ctx, req)
+	if ctx.Err() != nil && res.Err != nil {
+		// Stopped mid-attempt: make it again later rather than count it.
+		c.states.abandon(ep.ID, adm.probe)
+		return ctx.Err()
+	}
+	return c.finish(ctx, job, d, m, ep, adm.probe, now, res)
+}
+
+// limits returns the isolation limits of an endpoint.
+func (c *Client) limits(ep *Endpoint) isolation {
+	lim := isolation{maxInFlight: c.cfg.MaxInFlightPerEndpoint, circuitThreshold: c.cfg.CircuitThreshold, rate: ep.RateLimit}
+	if ep.MaxInFlight > 0 {
+		lim.maxInFlight = ep.MaxInFlight
+	}
+	return lim
+}
+
+// endpoint returns the endpoint and its keys, from the cache when fresh.
+func (c *Client) endpoint(ctx context.Context, id string, now time.Time) (*Endpoint, []SigningKey, error) {
+	if ep, keys, ok := c.states.cached(id, now); ok {
+		return ep, keys, nil
+	}
+	ep, err := c.store.GetEndpointByID(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys, err := c.store.SigningKeys(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ep.RateLimit == 0 {
+		if app, err := c.store.GetApplication(ctx, ep.AppID); err == nil {
+			ep.RateLimit = app.ThrottleRate
+		}
+	}
+	c.states.store(ep, keys, now)
+	return ep, keys, nil
+}
+
+// cancelDelivery ends a delivery that can't be attempted. A manual attempt leaves the delivery
+// as it is.
+func (c *Client) cancelDelivery(ctx context.Context, d *Delivery, reason string, manual bool) error {
+	if manual {
+		return nil
+	}
+	now := c.now()
+	return c.rec.do(ctx, func(ctx context.Context, tx Tx) error {
+		return tx.SetDeliveryStatus(ctx, d.ID, DeliveryCancelled, nil, reason, now)
+	})
+}
+
+// buildRequest signs the message for the endpoint with every active key of its scheme.
+func (c *Client) buildRequest(ep *Endpoint, keys []SigningKey, m *Message, now time.Time) (*delivery.Request, error) {
+	var secrets []string
+	for _, k := range keys {
+		if k.ExpiresAt == nil || k.ExpiresAt.After(now) {
+			secrets = append(secrets, k.Secret)
+		}
+	}
+	if len(secrets) == 0 {
+		return nil, errors.New("endpoint has no active signing key")
+	}
+	h := make(http.Header, len(ep.Headers)+4)
+	for k, v := range ep.Headers {
+		h.Set(k, v)
+	}
+	body := []byte(m.Payload)
+	switch ep.Scheme {
+	case SchemeStripe:
+		s, err := signature.NewStripeSigner(secrets...)
+		if err != nil {
+			return nil, fmt.Errorf("signing key: %w", err)
+		}
+		for k, v := range s.Headers(m.EventType, now, body) {
+			h[k] = v
+		}
+	default:
+		flavor := signature.FlavorWebhook
+		if ep.Scheme == SchemeSvix {
+			flavor = signature.FlavorSvix
+		}
+		s, err := signature.NewSigner(secrets...)
+		if err != nil {
+			return nil, fmt.Errorf("signing key: %w", err)
+		}
+		sh, err := s.Headers(flavor, m.ID, now, body)
+		if err != nil {
+			return nil, fmt.Errorf("sign: %w", err)
+		}
+		for k, v := range sh {
+			h[k] = v
+		}
+	}
+	h.Set("Content-Type", "application/json")
+	return &delivery.Request{URL: ep.URL, Header: h, Body: body}, nil
+}
+
+// finish records the attempt and decides what follows, in one transaction: the attempt row, the
+// delivery's state, the endpoint's health, the next job, and any operational event.
+func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, ep *Endpoint, probe bool, at time.Time, res *delivery.Result) error {
+	now := c.now()
+	a := Attempt{
+		ID: newID(prefixAttempt), DeliveryID: d.ID, MessageID: m.ID, EndpointID: ep.ID, AppID: d.AppID,
+		Number: job.Attempt, Trigger: job.Trigger, URL: ep.URL, At: at, Duration: res.Duration,
+		StatusCode: res.StatusCode, Success: res.Outcome == delivery.Success,
+		Error: res.Message(), Response: string(res.Body),
+	}
+	if job.Trigger == TriggerManual {
+		a.Number = d.Attempts // manual attempts don't move the schedule
+	}
+	rec := AttemptRecord{Attempt: a, Status: d.Status}
+	var next *Job
+	var ops []OperationalEvent
+	disable := ""
+	throttle := time.Duration(0)
+
+	switch {
+	case a.Success:
+		rec.Status = DeliveryDelivered
+		if job.Trigger == TriggerScheduled && job.Attempt > failingAfter {
+			ops = append(ops, c.opEvent(OpMessageAttemptRecovered, d, "delivered on attempt "+strconv.Itoa(job.Attempt)))
+		}
+	case res.Outcome == delivery.Gone:
+		disable = "gone (HTTP 410)"
+		if d.Status == DeliveryPending {
+			rec.Status = DeliveryCancelled
+		}
+	case job.Trigger == TriggerManual:
+		// A failed manual attempt changes nothing else.
+	default:
+		wait, ok := c.retryDelay(job.Attempt)
+		if res.Outcome == delivery.Throttled || res.RetryAfter > 0 {
+			throttle = c.throttleDelay(0, res.RetryAfter)
+			wait = c.throttleDelay(wait, res.RetryAfter)
+		}
+		if ok {
+			t := now.Add(wait)
+			rec.NextAttemptAt = &t
+			// The queue runs on real time; Config.Now only stamps records and measures windows.
+			next = &Job{DeliveryID: d.ID, Attempt: job.Attempt + 1, Trigger: TriggerScheduled, NotBefore: time.Now().Add(wait)}
+			if job.Attempt == failingAfter {
+				ops = append(ops, c.opEvent(OpMessageAttemptFailing, d, a.Error))
+			}
+		} else {
+			rec.Status = DeliveryFailed
+			ops = append(ops, c.opEvent(OpMessageAttemptExhausted, d, a.Error))
+			if c.cfg.DisableAfter > 0 && ep.FailingSince != nil && now.Sub(*ep.FailingSince) >= c.cfg.DisableAfter &&
+				(ep.LastSuccessAt == nil || ep.LastSuccessAt.Before(*ep.FailingSince)) {
+				disable = "no successful delivery for " + c.cfg.DisableAfter.String()
+			}
+		}
+	}
+	if disable != "" {
+		ops = append(ops, c.opEvent(OpEndpointDisabled, d, disable))
+	}
+
+	err := c.rec.do(ctx, func(ctx context.Context, tx Tx) error {
+		if err := tx.RecordAttempts(ctx, []AttemptRecord{rec}); err != nil {
+			return err
+		}
+		if disable != "" {
+			if err := tx.SetEndpointDisabled(ctx, ep.ID, true, disable, now); err != nil {
+				return err
+			}
+		}
+		if len(ops) > 0 {
+			if err := tx.InsertOperationalEvents(ctx, ops); err != nil {
+				return err
+			}
+		}
+		if next != nil {
+			return c.queue.EnqueueTx(ctx, tx, []Job{*next})
+		}
+		return nil
+	})
+	c.states.release(ep.ID, outcome{
+		success: a.Success, dur: res.Duration, throttle: throttle, probe: probe,
+		threshold: c.cfg.CircuitThreshold, cooldown: c.cfg.CircuitCooldown, maxCool: c.cfg.CircuitMaxCooldown,
+	}, now)
+	if disable != "" {
+		c.states.invalidate(ep.ID)
+	}
+	if err != nil {
+		// The attempt was made but not recorded: the job runs again and makes it again.
+		return fmt.Errorf("record attempt %d of delivery %s: %w", job.Attempt, d.ID, err)
+	}
+	return nil
+}
+
+// failingAfter is the attempt after whose failure message.attempt.failing is sent (as Svix).
+const failingAfter = 4
+
+func (c *Client) opEvent(typ string, d *Delivery, reason string) OperationalEvent {
+	return OperationalEvent{ID: newID(prefixEvent), Type: typ, AppID: d.AppID, EndpointID: d.EndpointID, MessageID: d.MessageID, Reason: reason, At: c.now()}
+}
+
+func (c *Client) now() time.Time { return c.cfg.Now().UTC() }
