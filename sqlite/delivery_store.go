@@ -1,0 +1,150 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+const deliveryCols = `d.id, d.message_id, d.endpoint_id, d.app_id, d.status, d.attempts, d.next_attempt_at,
+	d.last_error, d.created_at, d.updated_at`
+
+const deliveryInsertParams = 10
+
+func insertDeliveriesSQL(rows int) string {
+	return `INSERT INTO hookd_deliveries (id, message_id, endpoint_id, app_id, status, attempts,
+		next_attempt_at, last_error, created_at, updated_at) VALUES ` + valuesList(rows, deliveryInsertParams)
+}
+
+// loadWorkSQL reads a delivery and its message in one statement, for the worker.
+const loadWorkSQL = `SELECT ` + deliveryCols + `, ` + messageCols + `
+	FROM hookd_deliveries d JOIN hookd_messages m ON m.id = d.message_id WHERE d.id = ?`
+
+// deliveryDest returns the scan destinations of deliveryCols and a function that finishes d once
+// they are filled.
+func deliveryDest(d *hookd.Delivery) ([]any, func()) {
+	var (
+		status               string
+		next                 sql.NullInt64
+		createdAt, updatedAt int64
+	)
+	dest := []any{&d.ID, &d.MessageID, &d.EndpointID, &d.AppID, &status, &d.Attempts, &next,
+		&d.LastError, &createdAt, &updatedAt}
+	return dest, func() {
+		d.Status = hookd.DeliveryStatus(status)
+		d.NextAttemptAt = fromNullMicros(next)
+		d.CreatedAt = fromMicros(createdAt)
+		d.UpdatedAt = fromMicros(updatedAt)
+	}
+}
+
+func scanDelivery(r rowScanner) (hookd.Delivery, error) {
+	var d hookd.Delivery
+	dest, finish := deliveryDest(&d)
+	if err := r.Scan(dest...); err != nil {
+		return d, err
+	}
+	finish()
+	return d, nil
+}
+
+// GetDelivery finds a delivery by id.
+func (q *queries) GetDelivery(ctx context.Context, id string) (*hookd.Delivery, error) {
+	row := q.q.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d WHERE d.id = ?`, id)
+	d, err := scanDelivery(row)
+	if err != nil {
+		return nil, fmt.Errorf("get delivery %s: %w", id, classify(err))
+	}
+	return &d, nil
+}
+
+// GetDeliveryFor finds the delivery of a message to an endpoint.
+func (q *queries) GetDeliveryFor(ctx context.Context, messageID, endpointID string) (*hookd.Delivery, error) {
+	row := q.q.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d
+		WHERE d.message_id = ? AND d.endpoint_id = ?`, messageID, endpointID)
+	d, err := scanDelivery(row)
+	if err != nil {
+		return nil, fmt.Errorf("get delivery of message %s to endpoint %s: %w", messageID, endpointID, classify(err))
+	}
+	return &d, nil
+}
+
+// ListDeliveries lists deliveries oldest first.
+func (q *queries) ListDeliveries(ctx context.Context, f hookd.DeliveryFilter) (*hookd.Page[hookd.Delivery], error) {
+	l := &listQuery{cols: deliveryCols, from: "hookd_deliveries d", key: "d.id"}
+	l.equal("d.message_id", f.MessageID)
+	l.equal("d.endpoint_id", f.EndpointID)
+	l.equal("d.app_id", f.AppID)
+	if f.Status != "" {
+		l.filter("d.status = ?", string(f.Status))
+	}
+	if f.After != nil {
+		l.filter("d.created_at >= ?", micros(*f.After))
+	}
+	if f.Before != nil {
+		l.filter("d.created_at < ?", micros(*f.Before))
+	}
+	page, err := list(ctx, q.q, l, f.ListOptions, scanDelivery, func(d *hookd.Delivery) string { return d.ID })
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	return page, nil
+}
+
+// LoadWork reads a delivery and its message in one statement.
+func (q *queries) LoadWork(ctx context.Context, deliveryID string) (*hookd.Delivery, *hookd.Message, error) {
+	var (
+		d                 hookd.Delivery
+		msg               hookd.Message
+		eventID, channels sql.NullString
+		payload           []byte
+		msgCreatedAt      int64
+	)
+	dest, finish := deliveryDest(&d)
+	dest = append(dest, &msg.ID, &msg.AppID, &eventID, &msg.EventType, &channels, &payload, &msgCreatedAt)
+	err := q.stmt(ctx, q.stmts.loadWork).QueryRowContext(ctx, deliveryID).Scan(dest...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load work for delivery %s: %w", deliveryID, classify(err))
+	}
+	finish()
+	msg.EventID = eventID.String
+	if msg.Channels, err = decodeStrings(channels); err != nil {
+		return nil, nil, fmt.Errorf("load work for delivery %s: %w", deliveryID, err)
+	}
+	msg.Payload = fromRawJSON(payload)
+	msg.CreatedAt = fromMicros(msgCreatedAt)
+	return &d, &msg, nil
+}
+
+// InsertDeliveries writes new deliveries. A missing message is hookd.ErrNotFound; a second delivery
+// of a message to one endpoint, hookd.ErrConflict.
+func (t *txn) InsertDeliveries(ctx context.Context, ds []hookd.Delivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	args := make([]any, 0, deliveryInsertParams*len(ds))
+	for i := range ds {
+		d := &ds[i]
+		args = append(args, d.ID, d.MessageID, d.EndpointID, d.AppID, string(d.Status), d.Attempts,
+			nullMicros(d.NextAttemptAt), d.LastError, micros(d.CreatedAt), micros(d.UpdatedAt))
+	}
+	if _, err := t.execBatch(ctx, t.stmts.insertDeliveries, deliveryInsertParams, args); err != nil {
+		return fmt.Errorf("insert deliveries %s..%s: %w", ds[0].ID, ds[len(ds)-1].ID, classify(err))
+	}
+	return nil
+}
+
+// SetDeliveryStatus writes the delivery's status, next attempt time and last error, with
+// UpdatedAt = at; its count of attempts stays.
+func (t *txn) SetDeliveryStatus(ctx context.Context, id string, status hookd.DeliveryStatus, nextAttemptAt *time.Time, lastError string, at time.Time) error {
+	err := mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_deliveries SET status = ?, next_attempt_at = ?,
+		last_error = ?, updated_at = ? WHERE id = ?`,
+		string(status), nullMicros(nextAttemptAt), lastError, micros(at), id))
+	if err != nil {
+		return fmt.Errorf("set delivery %s status %s: %w", id, status, err)
+	}
+	return nil
+}

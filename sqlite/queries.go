@@ -1,0 +1,102 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// queries runs statements on the database (the Store's reads) or on one transaction (a Tx's reads
+// and writes).
+type queries struct {
+	q     querier
+	tx    *sql.Tx // nil outside a transaction
+	stmts *statements
+}
+
+// stmt returns a statement prepared once at Open, bound to the transaction when there is one.
+func (q *queries) stmt(ctx context.Context, s *sql.Stmt) *sql.Stmt {
+	if q.tx != nil {
+		return q.tx.StmtContext(ctx, s)
+	}
+	return s
+}
+
+// rowScanner is *sql.Row or *sql.Rows.
+type rowScanner interface {
+	Scan(dest ...any) error
+}
+
+// statements are hot statements, prepared once at Open: the worker's loads and a send's inserts.
+type statements struct {
+	insertMessage          *sql.Stmt
+	loadWork               *sql.Stmt
+	getEndpointByID        *sql.Stmt
+	insertOperationalEvent *sql.Stmt
+
+	// Multi-row statements, for InsertDeliveries and RecordAttempts.
+	insertDeliveries *batchStmt
+	insertAttempts   *batchStmt
+	updateDeliveries *batchStmt
+	updateHealth     *batchStmt
+}
+
+func prepareStatements(ctx context.Context, db *sql.DB) (*statements, error) {
+	s := &statements{}
+	for _, p := range []struct {
+		dst   **sql.Stmt
+		query string
+	}{
+		{&s.insertMessage, insertMessageSQL},
+		{&s.loadWork, loadWorkSQL},
+		{&s.getEndpointByID, getEndpointByIDSQL},
+		{&s.insertOperationalEvent, insertOperationalEventSQL},
+	} {
+		st, err := db.PrepareContext(ctx, p.query)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("prepare %q: %w", p.query, err), s.close())
+		}
+		*p.dst = st
+	}
+	for _, p := range []struct {
+		dst    **batchStmt
+		sqlFor func(rows int) string
+	}{
+		{&s.insertDeliveries, insertDeliveriesSQL},
+		{&s.insertAttempts, insertAttemptsSQL},
+		{&s.updateDeliveries, updateDeliveriesSQL},
+		{&s.updateHealth, updateHealthSQL},
+	} {
+		b, err := prepareBatch(ctx, db, p.sqlFor)
+		if err != nil {
+			return nil, errors.Join(err, s.close())
+		}
+		*p.dst = b
+	}
+	return s, nil
+}
+
+func (s *statements) close() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{
+		s.insertMessage, s.loadWork, s.getEndpointByID, s.insertOperationalEvent,
+	} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	for _, b := range []*batchStmt{s.insertDeliveries, s.insertAttempts, s.updateDeliveries, s.updateHealth} {
+		if b != nil {
+			errs = append(errs, b.close())
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,78 @@
+package storetest
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/hookd/hookd"
+)
+
+func (f *fixture) upsertEventType(et hookd.EventType) {
+	f.t.Helper()
+	f.write(func(tx hookd.Tx) error { return tx.UpsertEventType(f.ctx, &et) })
+}
+
+func (f *fixture) getEventType(name string) *hookd.EventType {
+	f.t.Helper()
+	et, err := f.store.GetEventType(f.ctx, name)
+	f.noErr(err)
+	return et
+}
+
+var eventTypeTests = []test{
+	{"RoundTrip", func(t *testing.T, f *fixture) {
+		full := hookd.EventType{
+			Name: "invoice.paid", Description: "An invoice was paid ✓",
+			Schemas:     json.RawMessage(`{"1": {"type": "object", "properties": {"id": {"type": "string"}}}}`),
+			FeatureFlag: "beta", CreatedAt: at(0), UpdatedAt: at(1),
+		}
+		bare := hookd.EventType{Name: "user:created-ü", CreatedAt: at(2), UpdatedAt: at(2)}
+		f.upsertEventType(full)
+		f.upsertEventType(bare)
+		equal(t, "full", full, *f.getEventType(full.Name))
+		equal(t, "bare", bare, *f.getEventType(bare.Name))
+		_, err := f.store.GetEventType(f.ctx, "missing")
+		f.isErr(err, hookd.ErrNotFound)
+	}},
+	{"UpsertUpdatesAndUnarchives", func(t *testing.T, f *fixture) {
+		et := hookd.EventType{Name: "invoice.paid", Description: "v1", Schemas: json.RawMessage(`{"1":{}}`),
+			FeatureFlag: "flag", CreatedAt: at(0), UpdatedAt: at(0)}
+		f.upsertEventType(et)
+		f.write(func(tx hookd.Tx) error { return tx.ArchiveEventType(f.ctx, et.Name, at(5)) })
+		archived := et
+		archived.Archived, archived.UpdatedAt = true, at(5)
+		equal(t, "archived", archived, *f.getEventType(et.Name))
+
+		upd := hookd.EventType{Name: et.Name, Description: "v2", CreatedAt: at(10), UpdatedAt: at(10)}
+		f.upsertEventType(upd)
+		want := upd
+		want.CreatedAt = et.CreatedAt // kept
+		equal(t, "upserted", want, *f.getEventType(et.Name))
+
+		// Archived is written as given.
+		upd.Archived, upd.UpdatedAt = true, at(11)
+		f.upsertEventType(upd)
+		want.Archived, want.UpdatedAt = true, at(11)
+		equal(t, "upserted archived", want, *f.getEventType(et.Name))
+	}},
+	{"ListArchived", func(t *testing.T, f *fixture) {
+		for _, name := range []string{"a.created", "b.created", "c.created"} {
+			f.upsertEventType(hookd.EventType{Name: name, CreatedAt: at(0), UpdatedAt: at(0)})
+		}
+		f.write(func(tx hookd.Tx) error { return tx.ArchiveEventType(f.ctx, "b.created", at(1)) })
+		page, err := f.store.ListEventTypes(f.ctx, false, hookd.ListOptions{})
+		f.noErr(err)
+		equal(t, "without archived", []string{"a.created", "c.created"}, ids(page.Data, eventTypeName))
+		page, err = f.store.ListEventTypes(f.ctx, true, hookd.ListOptions{})
+		f.noErr(err)
+		equal(t, "with archived", []string{"a.created", "b.created", "c.created"}, ids(page.Data, eventTypeName))
+	}},
+	{"ArchiveAndDelete", func(t *testing.T, f *fixture) {
+		f.upsertEventType(hookd.EventType{Name: "x", CreatedAt: at(0), UpdatedAt: at(0)})
+		f.write(func(tx hookd.Tx) error { return tx.DeleteEventType(f.ctx, "x") })
+		_, err := f.store.GetEventType(f.ctx, "x")
+		f.isErr(err, hookd.ErrNotFound)
+		f.isErr(f.writeErr(func(tx hookd.Tx) error { return tx.DeleteEventType(f.ctx, "x") }), hookd.ErrNotFound)
+		f.isErr(f.writeErr(func(tx hookd.Tx) error { return tx.ArchiveEventType(f.ctx, "x", at(1)) }), hookd.ErrNotFound)
+	}},
+}
