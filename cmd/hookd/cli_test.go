@@ -21,7 +21,7 @@ type result struct {
 	stdout, stderr string
 }
 
-func hookd(t *testing.T, stdin string, args ...string) result {
+func run(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
@@ -30,7 +30,7 @@ func hookd(t *testing.T, stdin string, args ...string) result {
 
 func TestSecretNew(t *testing.T) {
 	t.Parallel()
-	r := hookd(t, "", "secret", "new")
+	r := run(t, "", "secret", "new")
 	if r.code != exitOK {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -42,14 +42,14 @@ func TestSecretNew(t *testing.T) {
 	if _, err := standardwebhooks.NewWebhook(secret); err != nil {
 		t.Fatalf("official library rejects %q: %v", secret, err)
 	}
-	if again := strings.TrimSpace(hookd(t, "", "secret", "new").stdout); again == secret {
+	if again := strings.TrimSpace(run(t, "", "secret", "new").stdout); again == secret {
 		t.Fatal("two secrets are equal")
 	}
 }
 
 func TestSecretNewEd25519JSON(t *testing.T) {
 	t.Parallel()
-	r := hookd(t, "", "secret", "new", "--ed25519", "--json")
+	r := run(t, "", "secret", "new", "--ed25519", "--json")
 	if r.code != exitOK {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -63,11 +63,11 @@ func TestSecretNewEd25519JSON(t *testing.T) {
 	// Sign with the secret key, verify with the public one.
 	body := `{"type":"invoice.paid"}`
 	now := strconv.FormatInt(time.Now().Unix(), 10)
-	sig := hookd(t, body, "verify", "--secret", pair["secret"], "--id", "msg_1", "--timestamp", now)
+	sig := run(t, body, "verify", "--secret", pair["secret"], "--id", "msg_1", "--timestamp", now)
 	if sig.code != exitOK || !strings.HasPrefix(sig.stdout, "v1a,") {
 		t.Fatalf("expected signature: exit %d, %q %q", sig.code, sig.stdout, sig.stderr)
 	}
-	v := hookd(t, body, "verify", "--secret", pair["public"], "--id", "msg_1", "--timestamp", now, "--signature", strings.TrimSpace(sig.stdout))
+	v := run(t, body, "verify", "--secret", pair["public"], "--id", "msg_1", "--timestamp", now, "--signature", strings.TrimSpace(sig.stdout))
 	if v.code != exitOK {
 		t.Fatalf("verify with public key: exit %d, %q", v.code, v.stderr)
 	}
@@ -76,7 +76,7 @@ func TestSecretNewEd25519JSON(t *testing.T) {
 func TestSecretUsage(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"secret"}, {"secret", "old"}, {"secret", "new", "--bogus"}, {"secret", "new", "extra"}} {
-		r := hookd(t, "", args...)
+		r := run(t, "", args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, "hint:") {
 			t.Errorf("%v: exit %d, stderr %q; want %d with a hint", args, r.code, r.stderr, exitUsage)
 		}
@@ -85,7 +85,7 @@ func TestSecretUsage(t *testing.T) {
 
 func TestVerifyStandard(t *testing.T) {
 	t.Parallel()
-	secret := strings.TrimSpace(hookd(t, "", "secret", "new").stdout)
+	secret := strings.TrimSpace(run(t, "", "secret", "new").stdout)
 	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestVerifyStandard(t *testing.T) {
 	ts := strconv.FormatInt(now.Unix(), 10)
 	old := strconv.FormatInt(now.Add(-time.Hour).Unix(), 10)
 	oldSig, _ := wh.Sign("msg_2x", now.Add(-time.Hour), []byte(body))
-	other := strings.TrimSpace(hookd(t, "", "secret", "new").stdout)
+	other := strings.TrimSpace(run(t, "", "secret", "new").stdout)
 
 	tests := []struct {
 		name   string
@@ -127,7 +127,7 @@ func TestVerifyStandard(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := hookd(t, tt.body, append([]string{"verify"}, tt.args...)...)
+			r := run(t, tt.body, append([]string{"verify"}, tt.args...)...)
 			if r.code != tt.code || !strings.Contains(r.stdout, tt.stdout) || !strings.Contains(r.stderr, tt.stderr) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d, stdout ~%q, stderr ~%q", r.code, r.stdout, r.stderr, tt.code, tt.stdout, tt.stderr)
 			}
@@ -144,7 +144,7 @@ func stripeHeader(secret string, ts int64, body string) string {
 
 func TestVerifyStripe(t *testing.T) {
 	t.Parallel()
-	secret := strings.TrimSpace(hookd(t, "", "secret", "new").stdout)
+	secret := strings.TrimSpace(run(t, "", "secret", "new").stdout)
 	body := `{"id":"evt_1","type":"invitation.created"}`
 	now := time.Now().Unix()
 	good := stripeHeader(secret, now, body)
@@ -165,7 +165,7 @@ func TestVerifyStripe(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			args := append([]string{"verify", "--scheme", "stripe", "--secret", secret}, tt.args...)
-			r := hookd(t, tt.body, args...)
+			r := run(t, tt.body, args...)
 			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d, stderr ~%q", r.code, r.stdout, r.stderr, tt.code, tt.stderr)
 			}
@@ -175,16 +175,16 @@ func TestVerifyStripe(t *testing.T) {
 
 func TestUsage(t *testing.T) {
 	t.Parallel()
-	if r := hookd(t, ""); r.code != exitUsage || !strings.Contains(r.stdout, "Exit codes") {
+	if r := run(t, ""); r.code != exitUsage || !strings.Contains(r.stdout, "Exit codes") {
 		t.Fatalf("no args: exit %d, %q", r.code, r.stdout)
 	}
-	if r := hookd(t, "", "--help"); r.code != exitOK || !strings.Contains(r.stdout, "verify") {
+	if r := run(t, "", "--help"); r.code != exitOK || !strings.Contains(r.stdout, "verify") {
 		t.Fatalf("--help: exit %d, %q", r.code, r.stdout)
 	}
-	if r := hookd(t, "", "verify", "--help"); r.code != exitOK || !strings.Contains(r.stdout, "-tolerance") {
+	if r := run(t, "", "verify", "--help"); r.code != exitOK || !strings.Contains(r.stdout, "-tolerance") {
 		t.Fatalf("verify --help: exit %d, %q", r.code, r.stdout)
 	}
-	if r := hookd(t, "", "frobnicate"); r.code != exitUsage || !strings.Contains(r.stderr, "unknown command") {
+	if r := run(t, "", "frobnicate"); r.code != exitUsage || !strings.Contains(r.stderr, "unknown command") {
 		t.Fatalf("unknown: exit %d, %q", r.code, r.stderr)
 	}
 }
