@@ -41,7 +41,7 @@ import (
 	"net/url"
 
 	// The pure-Go SQLite driver, registered as "sqlite".
-	_ "modernc.org/sqlite"
+	msqlite "modernc.org/sqlite"
 
 	"github.com/hookd/hookd"
 )
@@ -70,6 +70,7 @@ type Store struct {
 	db     *sql.DB
 	logger *slog.Logger
 	stmts  *statements
+	lock   *processLock
 }
 
 var _ hookd.Store = (*Store)(nil)
@@ -78,14 +79,21 @@ var _ hookd.Store = (*Store)(nil)
 // and River's, up to date.
 func Open(ctx context.Context, path string, cfg *Config) (*Store, error) {
 	cfg = cfg.withDefaults()
-	db, err := sql.Open("sqlite", dsn(path))
+	lock, err := lockFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
+	base, err := msqlite.NewConnector(dsn(path))
+	if err != nil {
+		lock.release()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	db := sql.OpenDB(cachingConnector{base: base})
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, logger: cfg.Logger}
+	s := &Store{db: db, logger: cfg.Logger, lock: lock}
 	if err := s.init(ctx); err != nil {
 		_ = db.Close()
+		lock.release()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	return s, nil
@@ -134,6 +142,7 @@ func (s *Store) Close() error {
 		errs = append(errs, s.stmts.close())
 	}
 	errs = append(errs, s.db.Close())
+	errs = append(errs, s.lock.release())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close sqlite: %w", err)
 	}
