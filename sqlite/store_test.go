@@ -195,3 +195,24 @@ func TestMissingDirectory(t *testing.T) {
 		t.Fatal("Open of a path in a missing directory succeeded")
 	}
 }
+
+func TestSecondOpenOfOneFileIsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "one.db")
+	s, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlite.Open(ctx, path, nil); !errors.Is(err, sqlite.ErrLocked) {
+		t.Fatalf("second open: %v, want ErrLocked", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	again.Close()
+}
