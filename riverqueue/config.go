@@ -25,19 +25,21 @@ type Config struct {
 	// FetchCooldown is the least time between two fetches of one lane; it bounds throughput.
 	// Default: 2 ms.
 	FetchCooldown time.Duration
-	// RetryPollInterval is how often the retry lane looks for jobs that became due. A new job is
-	// noticed at once through River's notifications, but a retry, a snooze or a job whose
-	// scheduled time arrives is noticed only at the next poll, so this bounds their lateness.
-	// Each poll costs CPU even when idle. Default: 20 ms.
-	RetryPollInterval time.Duration
-	// PollInterval is RetryPollInterval for the first and the manual lanes. Default: 100 ms.
+	// FirstPollInterval is how often the first-attempt lane looks for new jobs. A job inserted in
+	// another transaction is otherwise noticed through River's notification poll (every 50 ms on
+	// SQLite), so this bounds the time from a Send's commit to its first attempt. Each poll costs
+	// CPU even when idle. Default: 20 ms.
+	FirstPollInterval time.Duration
+	// PollInterval is how often the retry and manual lanes look for jobs that became due. A retry
+	// is inserted ahead of its NotBefore and held in its worker for the last stretch, so its
+	// precision does not depend on this; snoozes and River's own retries do. Default: 100 ms.
 	PollInterval time.Duration
 }
 
 // Defaults of Config, and DefaultJobTimeout of hookd.QueueConfig.JobTimeout.
 const (
 	DefaultFetchCooldown     = 2 * time.Millisecond
-	DefaultRetryPollInterval = 20 * time.Millisecond
+	DefaultFirstPollInterval = 20 * time.Millisecond
 	DefaultPollInterval      = 100 * time.Millisecond
 	DefaultJobTimeout        = time.Minute
 )
@@ -62,8 +64,8 @@ func (c *Config) withDefaults() Config {
 	if out.FetchCooldown == 0 {
 		out.FetchCooldown = DefaultFetchCooldown
 	}
-	if out.RetryPollInterval == 0 {
-		out.RetryPollInterval = DefaultRetryPollInterval
+	if out.FirstPollInterval == 0 {
+		out.FirstPollInterval = DefaultFirstPollInterval
 	}
 	if out.PollInterval == 0 {
 		out.PollInterval = DefaultPollInterval
@@ -78,15 +80,15 @@ func (c Config) validate() error {
 		d    time.Duration
 	}{
 		{"FetchCooldown", c.FetchCooldown},
-		{"RetryPollInterval", c.RetryPollInterval},
+		{"FirstPollInterval", c.FirstPollInterval},
 		{"PollInterval", c.PollInterval},
 	} {
 		if f.d < 0 {
 			return invalid("Config."+f.name, fmt.Sprintf("is %s; use a positive duration, or zero for the default", f.d))
 		}
 	}
-	if c.RetryPollInterval < c.FetchCooldown {
-		return invalid("Config.RetryPollInterval", fmt.Sprintf("is %s, below FetchCooldown %s; raise it or lower FetchCooldown", c.RetryPollInterval, c.FetchCooldown))
+	if c.FirstPollInterval < c.FetchCooldown {
+		return invalid("Config.FirstPollInterval", fmt.Sprintf("is %s, below FetchCooldown %s; raise it or lower FetchCooldown", c.FirstPollInterval, c.FetchCooldown))
 	}
 	if c.PollInterval < c.FetchCooldown {
 		return invalid("Config.PollInterval", fmt.Sprintf("is %s, below FetchCooldown %s; raise it or lower FetchCooldown", c.PollInterval, c.FetchCooldown))

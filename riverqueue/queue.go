@@ -111,8 +111,8 @@ func New[TTx any](driver riverdriver.Driver[TTx], qcfg *hookd.QueueConfig, logge
 	}
 
 	poll := map[hookd.Lane]time.Duration{
-		hookd.LaneFirst:  conf.PollInterval,
-		hookd.LaneRetry:  conf.RetryPollInterval,
+		hookd.LaneFirst:  conf.FirstPollInterval,
+		hookd.LaneRetry:  conf.PollInterval,
 		hookd.LaneManual: conf.PollInterval,
 	}
 	w := &worker{logger: logger, timeout: qs.jobTimeout, hold: make(map[string]time.Duration, len(lanes))}

@@ -359,7 +359,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		cfg  []*riverqueue.Config
 	}{
 		"negative cooldown":   {cfg: []*riverqueue.Config{{FetchCooldown: -1}}},
-		"poll below cooldown": {cfg: []*riverqueue.Config{{FetchCooldown: 50 * time.Millisecond, RetryPollInterval: 10 * time.Millisecond}}},
+		"poll below cooldown": {cfg: []*riverqueue.Config{{FetchCooldown: 50 * time.Millisecond, FirstPollInterval: 10 * time.Millisecond}}},
 		"two configs":         {cfg: []*riverqueue.Config{nil, nil}},
 		"unknown lane":        {qcfg: &hookd.QueueConfig{Workers: map[hookd.Lane]int{"fast": 3}}},
 		"negative workers":    {qcfg: &hookd.QueueConfig{Workers: map[hookd.Lane]int{hookd.LaneRetry: -1}}},
