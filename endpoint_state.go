@@ -22,8 +22,8 @@ type endpointState struct {
 	keys     []SigningKey
 	loadedAt time.Time
 
-	inFlight int
-	avgDur   time.Duration // moving average of attempt durations
+	inFlight []time.Time    // start times of the attempts in flight
+	avgDur   time.Duration // moving average of attempt durations; 0 until one ends
 
 	failures  int       // consecutive failures
 	openUntil time.Time // circuit open until (zero: closed)
@@ -92,6 +92,7 @@ type isolation struct {
 	maxInFlight      int // < 0: no cap
 	circuitThreshold int // < 0: no circuit breaker
 	rate             int // messages per second; 0: none
+	timeout          time.Duration
 }
 
 // admit decides whether an attempt to the endpoint may start now. When it may, the attempt counts
@@ -115,11 +116,8 @@ func (s *endpointStates) admit(id string, lim isolation, now time.Time, jitter f
 		}
 		probe = true
 	}
-	if lim.maxInFlight >= 0 && st.inFlight >= lim.maxInFlight {
-		// Come back when a slot is likely free: about one attempt's duration per cap's worth of
-		// attempts ahead.
-		wait := min(max(st.avgDur, 50*time.Millisecond), 5*time.Second)
-		return admission{wait: spread(wait), reason: "endpoint at its cap of attempts in flight"}
+	if lim.maxInFlight >= 0 && len(st.inFlight) >= lim.maxInFlight {
+		return admission{wait: spread(st.slotWait(now, lim.timeout)), reason: "endpoint at its cap of attempts in flight"}
 	}
 	if lim.rate > 0 {
 		rate := float64(lim.rate)
@@ -134,16 +132,39 @@ func (s *endpointStates) admit(id string, lim isolation, now time.Time, jitter f
 		}
 		st.tokens--
 	}
-	st.inFlight++
+	st.inFlight = append(st.inFlight, now)
 	if probe {
 		st.probing = true
 	}
 	return admission{probe: probe}
 }
 
+// slotWait estimates when the oldest attempt in flight ends, so that a job snoozed at the cap
+// comes back about when a slot frees: each snooze costs the queue a write and a fetch, and a
+// hanging endpoint's backlog must not spin. Before any attempt has ended, the estimate doubles
+// the oldest attempt's age, so waiters back off towards the timeout in a few steps.
+func (st *endpointState) slotWait(now time.Time, timeout time.Duration) time.Duration {
+	oldest := st.inFlight[0]
+	for _, t := range st.inFlight[1:] {
+		if t.Before(oldest) {
+			oldest = t
+		}
+	}
+	age := now.Sub(oldest)
+	expect := st.avgDur
+	if expect == 0 {
+		expect = 2 * age
+	}
+	if timeout > 0 {
+		expect = min(expect, timeout)
+	}
+	return min(max(expect-age, 50*time.Millisecond), max(timeout, 50*time.Millisecond))
+}
+
 // outcome is what an attempt tells the endpoint's state.
 type outcome struct {
 	success   bool
+	started   time.Time // when the attempt was admitted
 	dur       time.Duration
 	throttle  time.Duration // > 0: no attempt to the endpoint for this long
 	probe     bool
@@ -157,7 +178,7 @@ func (s *endpointStates) release(id string, o outcome, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.state(id)
-	st.inFlight--
+	st.end(o.started)
 	if st.avgDur == 0 {
 		st.avgDur = o.dur
 	} else {
@@ -187,12 +208,22 @@ func (s *endpointStates) release(id string, o outcome, now time.Time) {
 	}
 }
 
+// end removes an attempt admitted at started from those in flight.
+func (st *endpointState) end(started time.Time) {
+	for i, t := range st.inFlight {
+		if t.Equal(started) {
+			st.inFlight = append(st.inFlight[:i], st.inFlight[i+1:]...)
+			return
+		}
+	}
+}
+
 // abandon ends an admitted attempt that was never made (the job was cancelled).
-func (s *endpointStates) abandon(id string, probe bool) {
+func (s *endpointStates) abandon(id string, started time.Time, probe bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.state(id)
-	st.inFlight--
+	st.end(started)
 	if probe {
 		st.probing = false
 	}

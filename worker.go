@@ -43,13 +43,13 @@ func (c *Client) work(ctx context.Context, job Job) error {
 	}
 	req, err := c.buildRequest(ep, keys, m, now)
 	if err != nil {
-		c.states.abandon(ep.ID, adm.probe)
+		c.states.abandon(ep.ID, now, adm.probe)
 		return c.cancelDelivery(ctx, d, err.Error(), manual)
 	}
 	res := c.http.Post(ctx, req)
 	if ctx.Err() != nil && res.Err != nil {
 		// Stopped mid-attempt: make it again later rather than count it.
-		c.states.abandon(ep.ID, adm.probe)
+		c.states.abandon(ep.ID, now, adm.probe)
 		return ctx.Err()
 	}
 	return c.finish(ctx, job, d, m, ep, adm.probe, now, res)
@@ -57,7 +57,7 @@ func (c *Client) work(ctx context.Context, job Job) error {
 
 // limits returns the isolation limits of an endpoint.
 func (c *Client) limits(ep *Endpoint) isolation {
-	lim := isolation{maxInFlight: c.cfg.MaxInFlightPerEndpoint, circuitThreshold: c.cfg.CircuitThreshold, rate: ep.RateLimit}
+	lim := isolation{maxInFlight: c.cfg.MaxInFlightPerEndpoint, circuitThreshold: c.cfg.CircuitThreshold, rate: ep.RateLimit, timeout: c.cfg.Delivery.Timeout}
 	if ep.MaxInFlight > 0 {
 		lim.maxInFlight = ep.MaxInFlight
 	}
@@ -223,7 +223,7 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 		return nil
 	})
 	c.states.release(ep.ID, outcome{
-		success: a.Success, dur: res.Duration, throttle: throttle, probe: probe,
+		started: at, success: a.Success, dur: res.Duration, throttle: throttle, probe: probe,
 		threshold: c.cfg.CircuitThreshold, cooldown: c.cfg.CircuitCooldown, maxCool: c.cfg.CircuitMaxCooldown,
 	}, now)
 	if disable != "" {
