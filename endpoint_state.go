@@ -22,7 +22,7 @@ type endpointState struct {
 	keys     []SigningKey
 	loadedAt time.Time
 
-	inFlight []time.Time    // start times of the attempts in flight
+	inFlight []time.Time   // start times of the attempts in flight
 	avgDur   time.Duration // moving average of attempt durations; 0 until one ends
 
 	failures  int       // consecutive failures

@@ -117,7 +117,7 @@ type Delivery struct {
 	EndpointID    string
 	AppID         string
 	Status        DeliveryStatus
-	Attempts      int        // attempts made, manual ones included
+	Attempts      int        // scheduled attempts made; manual attempts are logged but not counted
 	NextAttemptAt *time.Time // when the next scheduled attempt is due; nil when none is
 	LastError     string
 	CreatedAt     time.Time
@@ -139,7 +139,10 @@ type Attempt struct {
 	MessageID  string
 	EndpointID string
 	AppID      string
-	Number     int // 1 for the first attempt of the delivery
+	// Number is the scheduled attempt's place in the schedule (1 for the first). A manual attempt
+	// carries the number of scheduled attempts made before it (0 when none was), and Trigger says
+	// it was manual.
+	Number     int
 	Trigger    AttemptTrigger
 	URL        string
 	At         time.Time

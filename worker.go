@@ -175,7 +175,8 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 			rec.Status = DeliveryCancelled
 		}
 	case job.Trigger == TriggerManual:
-		// A failed manual attempt changes nothing else.
+		// A failed manual attempt changes nothing else: a pending delivery keeps its next retry.
+		rec.NextAttemptAt = d.NextAttemptAt
 	default:
 		wait, ok := c.retryDelay(job.Attempt)
 		if res.Outcome == delivery.Throttled || res.RetryAfter > 0 {

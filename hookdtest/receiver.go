@@ -126,9 +126,15 @@ func (r *Receiver) Wait(ctx context.Context, path string, n int) ([]Request, err
 	for {
 		r.mu.Lock()
 		ch := r.notify
+		count := 0
+		for _, q := range r.requests {
+			if path == "" || q.Path == path {
+				count++
+			}
+		}
 		r.mu.Unlock()
-		if got := r.Requests(path); len(got) >= n {
-			return got, nil
+		if count >= n {
+			return r.Requests(path), nil
 		}
 		select {
 		case <-ch:
