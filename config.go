@@ -60,6 +60,9 @@ type Config struct {
 	// JobTimeout bounds one job (an attempt and its bookkeeping). Default: the delivery timeout
 	// plus 30 s.
 	JobTimeout time.Duration
+	// OnAttempt, when set, is called after each attempt is recorded, with the delivery's new
+	// status (metrics hook). It must not block. Default: none.
+	OnAttempt func(a *Attempt, status DeliveryStatus)
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 	// Rand returns a number in [0, 1) for jitter. Default: math/rand/v2.

@@ -30,7 +30,7 @@ func (c *Client) ListMessages(ctx context.Context, app string, f MessageFilter) 
 	return c.store.ListMessages(ctx, f)
 }
 
-// ListDeliveries lists deliveries, newest first. f.AppID is set from app.
+// ListDeliveries lists deliveries, oldest first. f.AppID is set from app.
 func (c *Client) ListDeliveries(ctx context.Context, app string, f DeliveryFilter) (*Page[Delivery], error) {
 	a, err := c.GetApplication(ctx, app)
 	if err != nil {

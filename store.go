@@ -70,6 +70,16 @@ type Reader interface {
 	ListAttempts(ctx context.Context, f AttemptFilter) (*Page[Attempt], error)
 
 	ListOperationalEvents(ctx context.Context, opts ListOptions) (*Page[OperationalEvent], error)
+
+	// EndpointStats counts the endpoint's deliveries created at or after since (nil: all).
+	EndpointStats(ctx context.Context, endpointID string, since *time.Time) (*EndpointStats, error)
+	// GetToken finds a server token by hash; an expired one is ErrNotFound.
+	GetToken(ctx context.Context, hash string, now time.Time) (*Token, error)
+	// GetIdempotentResponse finds a stored response by key; an expired one is ErrNotFound.
+	GetIdempotentResponse(ctx context.Context, key string, now time.Time) (*IdempotentResponse, error)
+	// PendingSummary returns, for each endpoint with pending deliveries (deleted endpoints
+	// included), their count and the oldest one's creation time, ordered by endpoint id.
+	PendingSummary(ctx context.Context) ([]PendingEndpoint, error)
 }
 
 // Writer writes, inside a Tx.
@@ -116,6 +126,16 @@ type Writer interface {
 	ExpungeMessagePayload(ctx context.Context, messageID string) error
 
 	InsertOperationalEvents(ctx context.Context, evs []OperationalEvent) error
+
+	// ExpungeAttemptResponse replaces an attempt's captured response with "".
+	ExpungeAttemptResponse(ctx context.Context, attemptID string) error
+	// InsertToken stores a server token (ErrConflict when the hash exists).
+	InsertToken(ctx context.Context, t *Token) error
+	// DeleteToken removes a server token; a missing one is ErrNotFound.
+	DeleteToken(ctx context.Context, hash string) error
+	// PutIdempotentResponse stores a response; an unexpired one under the same key is ErrConflict
+	// (an expired one is replaced). It also deletes responses expired before r.CreatedAt.
+	PutIdempotentResponse(ctx context.Context, r *IdempotentResponse) error
 }
 
 // AttemptRecord is one attempt with the delivery state it leads to.

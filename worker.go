@@ -234,6 +234,9 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 		// The attempt was made but not recorded: the job runs again and makes it again.
 		return fmt.Errorf("record attempt %d of delivery %s: %w", job.Attempt, d.ID, err)
 	}
+	if c.cfg.OnAttempt != nil {
+		c.cfg.OnAttempt(&a, rec.Status)
+	}
 	return nil
 }
 

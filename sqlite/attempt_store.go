@@ -71,3 +71,13 @@ func (q *queries) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hoo
 	}
 	return page, nil
 }
+
+// ExpungeAttemptResponse replaces the attempt's captured response with ""; a missing attempt is
+// hookd.ErrNotFound.
+func (t *txn) ExpungeAttemptResponse(ctx context.Context, attemptID string) error {
+	err := mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_attempts SET response = '' WHERE id = ?`, attemptID))
+	if err != nil {
+		return fmt.Errorf("expunge response of attempt %s: %w", attemptID, err)
+	}
+	return nil
+}

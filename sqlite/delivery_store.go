@@ -148,3 +148,46 @@ func (t *txn) SetDeliveryStatus(ctx context.Context, id string, status hookd.Del
 	}
 	return nil
 }
+
+// EndpointStats counts the endpoint's deliveries by status, grouped on the index
+// (endpoint_id, status, id): without since the index alone answers; with since each of the
+// endpoint's deliveries is also read for its created_at.
+func (q *queries) EndpointStats(ctx context.Context, endpointID string, since *time.Time) (*hookd.EndpointStats, error) {
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if since == nil {
+		rows, err = q.q.QueryContext(ctx, `SELECT status, COUNT(*) FROM hookd_deliveries
+			WHERE endpoint_id = ? GROUP BY status`, endpointID)
+	} else {
+		rows, err = q.q.QueryContext(ctx, `SELECT status, COUNT(*) FROM hookd_deliveries
+			WHERE endpoint_id = ? AND created_at >= ? GROUP BY status`, endpointID, micros(*since))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("endpoint %s stats: %w", endpointID, classify(err))
+	}
+	defer rows.Close()
+	var stats hookd.EndpointStats
+	for rows.Next() {
+		var (
+			status string
+			n      int
+		)
+		if err := rows.Scan(&status, &n); err != nil {
+			return nil, fmt.Errorf("endpoint %s stats: %w", endpointID, err)
+		}
+		switch hookd.DeliveryStatus(status) {
+		case hookd.DeliveryDelivered:
+			stats.Success += n
+		case hookd.DeliveryPending:
+			stats.Pending += n
+		case hookd.DeliveryFailed, hookd.DeliveryCancelled:
+			stats.Fail += n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("endpoint %s stats: %w", endpointID, err)
+	}
+	return &stats, nil
+}

@@ -34,6 +34,12 @@
 //   - SetEndpointDisabled sets UpdatedAt to at; enabling keeps LastAttemptAt, LastStatus, LastError
 //     and LastSuccessAt.
 //   - DeleteApplication keeps operational events.
+//   - A token or a stored response with ExpiresAt at or before now is expired; an admin token's
+//     AppID "" comes back ""; a nil response body comes back nil.
+//   - A token of a missing application is hookd.ErrNotFound; a repeated DeleteToken too.
+//   - ExpungeAttemptResponse of an already expunged attempt succeeds.
+//   - EndpointStats of an endpoint without deliveries is all zeros, not an error; since is
+//     inclusive.
 package storetest
 
 import (
@@ -66,6 +72,11 @@ func Run(t *testing.T, newStore func(t *testing.T) hookd.Store) {
 		{"OperationalEvents", operationalEventTests},
 		{"Paging", pagingTests},
 		{"Transactions", transactionTests},
+		{"Tokens", tokenTests},
+		{"IdempotentResponses", idempotencyTests},
+		{"EndpointStats", endpointStatsTests},
+		{"ExpungeAttemptResponse", expungeAttemptResponseTests},
+		{"PendingSummary", pendingSummaryTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,27 @@
+package hookd
+
+import "time"
+
+// Token is an API token of the server, stored by hash only.
+type Token struct {
+	Hash      string // hex SHA-256 of the token
+	AppID     string // empty: the admin token; else an app-portal token for this application
+	CreatedAt time.Time
+	ExpiresAt *time.Time // nil: does not expire
+}
+
+// IdempotentResponse is a response the server replays for a repeated Idempotency-Key.
+type IdempotentResponse struct {
+	Key       string // the caller's key, scoped by the server (e.g. token hash + method + path + key)
+	Status    int
+	Body      []byte
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// EndpointStats counts an endpoint's deliveries by state.
+type EndpointStats struct {
+	Success int // delivered
+	Pending int // pending
+	Fail    int // failed or cancelled
+}

@@ -1,0 +1,50 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+// GetToken finds a server token by hash; one that expired at or before now is hookd.ErrNotFound.
+func (q *queries) GetToken(ctx context.Context, hash string, now time.Time) (*hookd.Token, error) {
+	var (
+		tok       hookd.Token
+		appID     sql.NullString
+		createdAt int64
+		expiresAt sql.NullInt64
+	)
+	err := q.q.QueryRowContext(ctx, `SELECT hash, app_id, created_at, expires_at FROM hookd_tokens
+		WHERE hash = ? AND (expires_at IS NULL OR expires_at > ?)`, hash, micros(now)).
+		Scan(&tok.Hash, &appID, &createdAt, &expiresAt)
+	if err != nil {
+		return nil, fmt.Errorf("get token: %w", classify(err))
+	}
+	tok.AppID = appID.String
+	tok.CreatedAt = fromMicros(createdAt)
+	tok.ExpiresAt = fromNullMicros(expiresAt)
+	return &tok, nil
+}
+
+// InsertToken stores a server token. A hash taken is hookd.ErrConflict; a missing application,
+// hookd.ErrNotFound. Error messages never carry the hash.
+func (t *txn) InsertToken(ctx context.Context, tok *hookd.Token) error {
+	_, err := t.q.ExecContext(ctx, `INSERT INTO hookd_tokens (hash, app_id, created_at, expires_at)
+		VALUES (?, ?, ?, ?)`,
+		tok.Hash, nullString(tok.AppID), micros(tok.CreatedAt), nullMicros(tok.ExpiresAt))
+	if err != nil {
+		return fmt.Errorf("insert token: %w", classify(err))
+	}
+	return nil
+}
+
+// DeleteToken removes a server token; a missing one is hookd.ErrNotFound.
+func (t *txn) DeleteToken(ctx context.Context, hash string) error {
+	if err := mustAffect(t.q.ExecContext(ctx, `DELETE FROM hookd_tokens WHERE hash = ?`, hash)); err != nil {
+		return fmt.Errorf("delete token: %w", err)
+	}
+	return nil
+}
