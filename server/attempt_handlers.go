@@ -1,0 +1,268 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/hookd/hookd"
+)
+
+// attemptRoutes registers Svix's message-attempt routes: those of today's spec and the two that
+// only the 1.44 spec has (deprecated there).
+func (s *Server) attemptRoutes() {
+	s.handle("GET /api/v1/app/{app_id}/attempt/endpoint/{endpoint_id}", false, func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+		return s.listAttempts(w, r, rc, "", r.PathValue("endpoint_id"))
+	})
+	s.handle("GET /api/v1/app/{app_id}/attempt/msg/{msg_id}", false, func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+		return s.listAttempts(w, r, rc, r.PathValue("msg_id"), r.URL.Query().Get("endpoint_id"))
+	})
+	s.handle("GET /api/v1/app/{app_id}/msg/{msg_id}/attempt", false, func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+		return s.listAttempts(w, r, rc, r.PathValue("msg_id"), r.URL.Query().Get("endpoint_id"))
+	})
+	s.handle("GET /api/v1/app/{app_id}/msg/{msg_id}/endpoint/{endpoint_id}/attempt", false, func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+		return s.listAttempts(w, r, rc, r.PathValue("msg_id"), r.PathValue("endpoint_id"))
+	})
+	s.handle("GET /api/v1/app/{app_id}/msg/{msg_id}/attempt/{attempt_id}", false, s.getAttempt)
+	s.handle("DELETE /api/v1/app/{app_id}/msg/{msg_id}/attempt/{attempt_id}/content", false, s.expungeAttemptContent)
+	s.handle("GET /api/v1/app/{app_id}/msg/{msg_id}/endpoint", false, s.listAttemptedDestinations)
+	s.handle("GET /api/v1/app/{app_id}/endpoint/{endpoint_id}/msg", false, s.listAttemptedMessages)
+	s.handle("POST /api/v1/app/{app_id}/msg/{msg_id}/endpoint/{endpoint_id}/resend", false, s.resendMessage)
+}
+
+// emptyAttemptList is a list with nothing in it.
+var emptyAttemptList = listOut[any]{Data: []any{}, Done: true}
+
+// listAttempts lists attempts newest first, of a message, of an endpoint, or of both (msgID,
+// endpointID: id, uid or eventId; "" for any), filtered by status, status_code_class,
+// event_types, channel, before and after.
+func (s *Server) listAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx, msgID, endpointID string) error {
+	opts, err := listOptions(r)
+	if err != nil {
+		return err
+	}
+	withContent, err := queryBool(r, "with_content", true)
+	if err != nil {
+		return err
+	}
+	status, err := queryMsgStatus(r)
+	if err != nil {
+		return err
+	}
+	codeClass, err := queryStatusCodeClass(r)
+	if err != nil {
+		return err
+	}
+	eventTypes, err := queryEventTypeSet(r)
+	if err != nil {
+		return err
+	}
+	channel, err := queryChannelName(r)
+	if err != nil {
+		return err
+	}
+	before, after, err := queryBeforeAfter(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	a, err := s.msgPathApp(r, rc)
+	if err != nil {
+		return err
+	}
+	f := hookd.AttemptFilter{EventTypes: eventTypes, Channel: channel, Before: before, After: after, ListOptions: opts}
+	if msgID != "" {
+		m, err := s.client.GetMessage(ctx, a.ID, msgID)
+		if err != nil {
+			return err
+		}
+		f.MessageID = m.ID
+	}
+	if endpointID != "" {
+		ep, err := s.client.GetEndpoint(ctx, a.ID, endpointID)
+		if err != nil {
+			return err
+		}
+		f.EndpointID = ep.ID
+	}
+	if status != nil {
+		switch *status {
+		case msgSuccess, msgFail:
+			ok := *status == msgSuccess
+			f.Success = &ok
+		default:
+			// Every attempt has ended: none is pending or sending.
+			writeJSON(w, http.StatusOK, emptyAttemptList)
+			return nil
+		}
+	}
+	var page *hookd.Page[hookd.Attempt]
+	if codeClass < 0 {
+		page, err = s.client.ListAttempts(ctx, a.ID, f)
+	} else {
+		fetch := func(o hookd.ListOptions) (*hookd.Page[hookd.Attempt], error) {
+			g := f
+			g.ListOptions = o
+			return s.client.ListAttempts(ctx, a.ID, g)
+		}
+		page, err = walkList(storeBatches(fetch, false, ""), opts,
+			func(at *hookd.Attempt) bool { return inStatusCodeClass(at.StatusCode, codeClass) },
+			func(at *hookd.Attempt) string { return at.ID })
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toList(page, func(at *hookd.Attempt) any { return toAttemptOut(rc.gen, at, withContent) }))
+	return nil
+}
+
+// getAttempt is v1.message-attempt.get.
+func (s *Server) getAttempt(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, err := s.msgPathApp(r, rc)
+	if err != nil {
+		return err
+	}
+	at, err := s.client.GetAttempt(r.Context(), a.ID, r.PathValue("msg_id"), r.PathValue("attempt_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toAttemptOut(rc.gen, at, true))
+	return nil
+}
+
+// expungeAttemptContent is v1.message-attempt.expunge-content: the captured response body is
+// deleted, 204.
+func (s *Server) expungeAttemptContent(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, err := s.msgPathApp(r, rc)
+	if err != nil {
+		return err
+	}
+	if err := s.client.ExpungeAttemptContent(r.Context(), a.ID, r.PathValue("msg_id"), r.PathValue("attempt_id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// listAttemptedDestinations is v1.message-attempt.list-attempted-destinations: the endpoints the
+// message went to, with the state of each delivery, in the order the deliveries were made.
+// Deliveries to endpoints deleted since are left out.
+func (s *Server) listAttemptedDestinations(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	opts, err := listOptions(r)
+	if err != nil {
+		return err
+	}
+	a, err := s.msgPathApp(r, rc)
+	if err != nil {
+		return err
+	}
+	page, err := s.client.ListMessageDestinations(r.Context(), a.ID, r.PathValue("msg_id"), opts)
+	if err != nil {
+		return err
+	}
+	page.Data = slices.DeleteFunc(page.Data, func(d hookd.MessageDestination) bool { return d.Endpoint == nil })
+	writeJSON(w, http.StatusOK, toList(page, func(d *hookd.MessageDestination) any {
+		return toMsgEndpointOut(rc.gen, &d.Delivery, d.Endpoint)
+	}))
+	return nil
+}
+
+// deliveryEnd sorts after every delivery id: a walk of deliveries newest first starts there.
+var deliveryEnd = "dlv_" + strings.Repeat("z", 23)
+
+// listAttemptedMessages is v1.message-attempt.list-attempted-messages: the messages sent to an
+// endpoint, newest first, each with the state of its delivery; filtered by status, channel,
+// event_types, before and after (when the delivery was created).
+func (s *Server) listAttemptedMessages(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	opts, err := listOptions(r)
+	if err != nil {
+		return err
+	}
+	withContent, err := queryBool(r, "with_content", true)
+	if err != nil {
+		return err
+	}
+	status, err := queryMsgStatus(r)
+	if err != nil {
+		return err
+	}
+	eventTypes, err := queryEventTypeSet(r)
+	if err != nil {
+		return err
+	}
+	channel, err := queryChannelName(r)
+	if err != nil {
+		return err
+	}
+	before, after, err := queryBeforeAfter(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	a, err := s.msgPathApp(r, rc)
+	if err != nil {
+		return err
+	}
+	f := hookd.DeliveryFilter{Before: before, After: after}
+	switch {
+	case status == nil:
+	case *status == msgSuccess:
+		f.Status = hookd.DeliveryDelivered
+	case *status == msgPending, *status == msgSending:
+		f.Status = hookd.DeliveryPending
+	}
+	keep := func(em *hookd.EndpointMessage) bool {
+		if status != nil && deliveryStatus(&em.Delivery) != *status {
+			return false
+		}
+		if len(eventTypes) > 0 && !slices.Contains(eventTypes, em.Message.EventType) {
+			return false
+		}
+		return channel == "" || slices.Contains(em.Message.Channels, channel)
+	}
+	endpointID := r.PathValue("endpoint_id")
+	fetch := func(o hookd.ListOptions) (*hookd.Page[hookd.EndpointMessage], error) {
+		g := f
+		g.ListOptions = o
+		return s.client.ListEndpointMessages(ctx, a.ID, endpointID, g)
+	}
+	filtered := status != nil && *status != msgSuccess || len(eventTypes) > 0 || channel != ""
+	if !filtered {
+		keep = nil
+	}
+	page, err := walkList(storeBatches(fetch, true, deliveryEnd), opts, keep,
+		func(em *hookd.EndpointMessage) string { return em.Delivery.ID })
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toList(page, func(em *hookd.EndpointMessage) any {
+		return toEndpointMsgOut(rc.gen, em, withContent)
+	}))
+	return nil
+}
+
+// resendMessage is v1.message-attempt.resend: one manual attempt of the message to the endpoint,
+// 202 ({} today, no body in 1.44). A message whose payload was expunged cannot be resent (409).
+func (s *Server) resendMessage(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, err := s.msgPathApp(r, rc)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	m, err := s.client.GetMessage(ctx, a.ID, r.PathValue("msg_id"))
+	if err != nil {
+		return err
+	}
+	if len(m.Payload) == 0 {
+		return &apiError{http.StatusConflict, "payload_expunged", "The message's payload was expunged; it cannot be resent."}
+	}
+	if err := s.client.Resend(ctx, a.ID, m.ID, r.PathValue("endpoint_id")); err != nil {
+		return err
+	}
+	if rc.gen == genV144 {
+		w.WriteHeader(http.StatusAccepted)
+		return nil
+	}
+	writeJSON(w, http.StatusAccepted, struct{}{})
+	return nil
+}

@@ -1,0 +1,169 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+// App-portal token lifetimes: AppPortalAccessIn.expiry is in seconds, from one hour to seven days,
+// seven days when absent (the Svix SDKs' documented range).
+const (
+	minPortalTTL     = time.Hour
+	maxPortalTTL     = 7 * 24 * time.Hour
+	defaultPortalTTL = maxPortalTTL
+)
+
+var (
+	errAdminOnly = &apiError{http.StatusForbidden, "insufficient_access", "This operation needs the admin token; an app-portal token may not do it."}
+	errNoIssuer  = &apiError{http.StatusNotImplemented, "not_implemented", "This server's authenticator cannot mint or revoke tokens."}
+)
+
+// requireAdmin refuses app-portal tokens.
+func (rc *reqCtx) requireAdmin() error {
+	if rc.principal.AppID != "" {
+		return errAdminOnly
+	}
+	return nil
+}
+
+// appPortalAccessIn is AppPortalAccessIn of both specs and of the Go SDK v1.44.0. featureFlags
+// and readOnly are accepted and checked but not enforced yet: a token carries no flags, so an
+// app-portal token sees only the event types without a feature flag.
+type appPortalAccessIn struct {
+	Application  *applicationIn `json:"application"`
+	Expiry       *int64         `json:"expiry"`
+	FeatureFlags []string       `json:"featureFlags"`
+	ReadOnly     *bool          `json:"readOnly"`
+}
+
+// accessOut is AppPortalAccessOut and DashboardAccessOut (the same two fields).
+type accessOut struct {
+	URL   string `json:"url"`
+	Token string `json:"token"`
+}
+
+func (s *Server) authRoutes() {
+	s.handle("POST /api/v1/auth/app-portal-access/{app_id}", false, s.appPortalAccess)
+	s.handle("POST /api/v1/auth/dashboard-access/{app_id}", false, s.dashboardAccess)
+	s.handle("POST /api/v1/auth/logout", false, s.logout)
+}
+
+// appPortalAccess mints an app-portal token for the application (admin only). When the
+// application does not exist and the body has an "application", it is created first, with the
+// path's value as its uid unless the body names one.
+func (s *Server) appPortalAccess(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	if err := rc.requireAdmin(); err != nil {
+		return err
+	}
+	ref, err := appPathParam(r)
+	if err != nil {
+		return err
+	}
+	var in appPortalAccessIn
+	if err := decodeOptionalBody(r, &in); err != nil {
+		return err
+	}
+	ttl := defaultPortalTTL
+	if in.Expiry != nil {
+		if *in.Expiry < int64(minPortalTTL/time.Second) || *in.Expiry > int64(maxPortalTTL/time.Second) {
+			return invalidField("body", "expiry", "must be from 3600 (one hour) to 604800 (seven days) seconds")
+		}
+		ttl = time.Duration(*in.Expiry) * time.Second
+	}
+	for _, f := range in.FeatureFlags {
+		if err := checkSvixName("body", "featureFlags", f); err != nil {
+			return err
+		}
+	}
+	app, err := s.client.GetApplication(r.Context(), ref)
+	if errors.Is(err, hookd.ErrNotFound) && in.Application != nil {
+		app, err = s.createPortalApp(r, ref, in.Application)
+	}
+	if err != nil {
+		return err
+	}
+	out, err := s.issueAccess(r, app.ID, ttl)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// createPortalApp creates the application AppPortalAccessIn asked for, or returns the one a
+// concurrent request created under the same uid.
+func (s *Server) createPortalApp(r *http.Request, ref string, body *applicationIn) (*hookd.Application, error) {
+	if body.UID == nil && !strings.HasPrefix(ref, "app_") {
+		body.UID = &ref
+	}
+	in, err := body.toHookd()
+	if err != nil {
+		return nil, err
+	}
+	app, err := s.client.CreateApplication(r.Context(), in)
+	if errors.Is(err, hookd.ErrConflict) {
+		return s.client.GetApplication(r.Context(), in.UID)
+	}
+	return app, err
+}
+
+// dashboardAccess is the 1.44 spec's older name of appPortalAccess, without a body.
+func (s *Server) dashboardAccess(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	if err := rc.requireAdmin(); err != nil {
+		return err
+	}
+	ref, err := appPathParam(r)
+	if err != nil {
+		return err
+	}
+	app, err := s.client.GetApplication(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	out, err := s.issueAccess(r, app.ID, defaultPortalTTL)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// issueAccess mints a token for appID and the portal URL that carries it, on the request's host.
+func (s *Server) issueAccess(r *http.Request, appID string, ttl time.Duration) (*accessOut, error) {
+	issuer, ok := s.cfg.Auth.(TokenIssuer)
+	if !ok {
+		return nil, errNoIssuer
+	}
+	token, err := issuer.IssueAppToken(r.Context(), appID, ttl)
+	if err != nil {
+		return nil, err
+	}
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	u := url.URL{Scheme: scheme, Host: r.Host, Path: "/portal", RawQuery: url.Values{"token": {token}}.Encode()}
+	return &accessOut{URL: u.String(), Token: token}, nil
+}
+
+// logout revokes the calling app-portal token (204). As in Svix, only app-portal tokens log out:
+// the admin token is refused with 403, so that no request locks the operator out.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	if rc.principal.AppID == "" {
+		return &apiError{http.StatusForbidden, "insufficient_access", "Only app-portal tokens log out; the admin token is changed with hookd's configuration."}
+	}
+	issuer, ok := s.cfg.Auth.(TokenIssuer)
+	if !ok {
+		return errNoIssuer
+	}
+	if err := issuer.Revoke(r.Context(), bearer(r)); err != nil && !errors.Is(err, hookd.ErrNotFound) {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,98 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// decodeBody decodes the request's JSON body into v. Malformed JSON is a 400; a value of the
+// wrong type is a 422 naming the field; a body over the limit is a 413.
+func decodeBody(r *http.Request, v any) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return mb
+		}
+		return badRequest("invalid_body", "The request body could not be read.")
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return invalidField("body", "body", "a JSON body is required")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			field := te.Field
+			if field == "" {
+				field = "body"
+			}
+			return invalidField("body", field, "expected "+te.Type.String()+", got JSON "+te.Value)
+		}
+		return badRequest("invalid_json", "The request body is not valid JSON: "+err.Error())
+	}
+	return nil
+}
+
+// svixID is the pattern of uid and eventId in both specs.
+var svixID = regexp.MustCompile(`^[a-zA-Z0-9\-_.]+$`)
+
+// checkUID validates a uid (or eventId) as Svix does: at most 256 characters of
+// [a-zA-Z0-9-_.], and for uids not starting with an id prefix.
+func checkUID(field, v string, isUID bool) error {
+	switch {
+	case v == "":
+		return invalidField("body", field, "must not be empty")
+	case len(v) > 256:
+		return invalidField("body", field, "at most 256 characters")
+	case !svixID.MatchString(v):
+		return invalidField("body", field, "must match ^[a-zA-Z0-9\\-_.]+$")
+	case isUID && (strings.HasPrefix(v, "app_") || strings.HasPrefix(v, "ep_") || strings.HasPrefix(v, "msg_")):
+		return invalidField("body", field, "must not start with app_, ep_ or msg_ (those are ids)")
+	}
+	return nil
+}
+
+// queryInt reads an integer query parameter within [lo, hi]; def when absent.
+func queryInt(r *http.Request, name string, def, lo, hi int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, invalidField("query", name, "must be a whole number from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi))
+	}
+	return n, nil
+}
+
+// queryTime reads an RFC 3339 time query parameter; nil when absent.
+func queryTime(r *http.Request, name string) (*time.Time, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return nil, invalidField("query", name, "must be an RFC 3339 time, e.g. 2026-01-02T15:04:05Z")
+	}
+	return &t, nil
+}
+
+// queryBool reads a boolean query parameter; def when absent.
+func queryBool(r *http.Request, name string, def bool) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, invalidField("query", name, "must be true or false")
+	}
+	return b, nil
+}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+// The endpoint routes that act rather than configure: recover, send-example, stats.
+
+// recoverEndpoint queues a manual attempt of every failed delivery to the endpoint created in
+// [since, until) and answers 202 with a task, as Svix does. hookd queues the attempts before it
+// answers, so the task has no further state to look up.
+func (s *Server) recoverEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, ep, err := s.pathEndpoint(r, rc)
+	if err != nil {
+		return err
+	}
+	b, err := decodeEndpointBody(r)
+	if err != nil {
+		return err
+	}
+	const timeWant = "an RFC 3339 time, e.g. 2026-01-02T15:04:05Z"
+	since, err := bodyField[time.Time](b, timeWant, "since")
+	if err != nil {
+		return err
+	}
+	until, err := bodyField[time.Time](b, timeWant, "until")
+	if err != nil {
+		return err
+	}
+	if !since.given() {
+		return invalidField("body", "since", "field required")
+	}
+	var end *time.Time
+	if until.given() {
+		if !until.v.After(since.v) {
+			return invalidField("body", "until", "must be after since")
+		}
+		end = &until.v
+	}
+	if _, err := s.client.RecoverRange(r.Context(), a.ID, ep.ID, since.v, end); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, recoverOutOf(rc.gen, "qtask_"+rand.Text(), time.Now()))
+	return nil
+}
+
+// pingEventType is Svix's built-in test event.
+const pingEventType = "svix.ping"
+
+// sendEndpointExample sends a message of the event type to this endpoint alone, its payload the
+// first example of the event type's newest schema, else a small stand-in.
+func (s *Server) sendEndpointExample(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, ep, err := s.pathEndpoint(r, rc)
+	if err != nil {
+		return err
+	}
+	b, err := decodeEndpointBody(r)
+	if err != nil {
+		return err
+	}
+	et, err := bodyField[string](b, "a string", "eventType")
+	if err != nil {
+		return err
+	}
+	if !et.given() {
+		return invalidField("body", "eventType", "field required")
+	}
+	if err := checkUID("eventType", et.v, false); err != nil {
+		return err
+	}
+	payload := s.examplePayload(r, et.v)
+	m, err := s.client.SendToEndpoint(r.Context(), a.ID, ep.ID, &hookd.MessageIn{EventType: et.v, Payload: payload})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sentExample(m))
+	return nil
+}
+
+// examplePayload returns the example of the event type: svix.ping's is {"success":true}; a
+// catalogued one's is the first object in "examples" of its newest schema version; anything else
+// is a small stand-in naming the event type.
+func (s *Server) examplePayload(r *http.Request, eventType string) json.RawMessage {
+	if eventType == pingEventType {
+		return json.RawMessage(`{"success":true}`)
+	}
+	fallback, _ := json.Marshal(map[string]any{"eventType": eventType, "example": true})
+	et, err := s.client.GetEventType(r.Context(), eventType)
+	if err != nil || len(et.Schemas) == 0 {
+		return fallback
+	}
+	if ex := schemaExample(et.Schemas); ex != nil {
+		return ex
+	}
+	return fallback
+}
+
+// schemaExample finds the example in Svix's schemas {"<version>": {JSON Schema}}: the newest
+// version's first "examples" entry (or "example") that is an object.
+func schemaExample(schemas json.RawMessage) json.RawMessage {
+	var byVersion map[string]struct {
+		Examples []json.RawMessage `json:"examples"`
+		Example  json.RawMessage   `json:"example"`
+	}
+	if json.Unmarshal(schemas, &byVersion) != nil {
+		return nil
+	}
+	versions := make([]string, 0, len(byVersion))
+	for v := range byVersion {
+		versions = append(versions, v)
+	}
+	// Newest first: numeric versions by number, then the rest by name.
+	slices.SortFunc(versions, func(x, y string) int {
+		nx, ex := strconv.Atoi(x)
+		ny, ey := strconv.Atoi(y)
+		switch {
+		case ex == nil && ey == nil:
+			return ny - nx
+		case ex == nil:
+			return -1
+		case ey == nil:
+			return 1
+		}
+		return cmp.Compare(y, x)
+	})
+	for _, v := range versions {
+		s := byVersion[v]
+		for _, c := range append(s.Examples, s.Example) {
+			if exampleIsObject(c) {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func exampleIsObject(raw json.RawMessage) bool {
+	var obj map[string]json.RawMessage
+	return len(raw) > 0 && json.Unmarshal(raw, &obj) == nil && obj != nil
+}
+
+// endpointStats counts the endpoint's deliveries created in [since, until). The store counts
+// from a time on, so a window is the count from since less the count from until.
+func (s *Server) endpointStats(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	since, err := queryTime(r, "since")
+	if err != nil {
+		return err
+	}
+	until, err := queryTime(r, "until")
+	if err != nil {
+		return err
+	}
+	if since != nil && until != nil && !until.After(*since) {
+		return invalidField("query", "until", "must be after since")
+	}
+	_, ep, err := s.pathEndpoint(r, rc)
+	if err != nil {
+		return err
+	}
+	store := s.client.Store()
+	st, err := store.EndpointStats(r.Context(), ep.ID, since)
+	if err != nil {
+		return err
+	}
+	if until != nil {
+		later, err := store.EndpointStats(r.Context(), ep.ID, until)
+		if err != nil {
+			return err
+		}
+		st = &hookd.EndpointStats{
+			Success: max(st.Success-later.Success, 0),
+			Pending: max(st.Pending-later.Pending, 0),
+			Fail:    max(st.Fail-later.Fail, 0),
+		}
+	}
+	writeJSON(w, http.StatusOK, endpointStatsOf(rc.gen, st))
+	return nil
+}

@@ -1,0 +1,291 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	svix "github.com/svix/svix-webhooks/go"
+
+	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/signature"
+)
+
+// epVerifies reports whether a request the receiver got verifies with secret, with the Standard
+// Webhooks library and with the Svix SDK's own verifier.
+func epVerifies(t *testing.T, secret string, body []byte, h http.Header) bool {
+	t.Helper()
+	sw, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := svix.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, c := sw.Verify(body, h) == nil, sv.Verify(body, h) == nil
+	if a != c {
+		t.Fatalf("standard-webhooks says %t, svix says %t", a, c)
+	}
+	return a
+}
+
+// epWaitDeliveries polls until the endpoint has n deliveries in status.
+func epWaitDeliveries(t *testing.T, b *bundle, app, endpointID string, status hookd.DeliveryStatus, n int) {
+	t.Helper()
+	for {
+		page, err := b.client.ListDeliveries(b.ctx, app, hookd.DeliveryFilter{EndpointID: endpointID, Status: status})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Data) >= n {
+			return
+		}
+		select {
+		case <-b.ctx.Done():
+			t.Fatalf("waiting for %d %s deliveries: %v", n, status, b.ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func TestEndpointSecretRotation(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	epTestApp(t, b, "rot")
+	oldSecret, newSecret := signature.NewSecret(), signature.NewSecret()
+	ep, err := b.svix.Endpoint.Create(b.ctx, "rot", &svix.EndpointIn{Url: b.recv.URL("/rot"), Secret: &oldSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.svix.Endpoint.GetSecret(b.ctx, "rot", ep.Id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Key != oldSecret {
+		t.Fatal("GetSecret does not return the secret the endpoint was created with")
+	}
+	if err := b.svix.Endpoint.RotateSecret(b.ctx, "rot", ep.Id, &svix.EndpointSecretRotateIn{Key: &newSecret}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = b.svix.Endpoint.GetSecret(b.ctx, "rot", ep.Id); got.Key != newSecret {
+		t.Fatal("GetSecret after rotation is not the new secret")
+	}
+	// Within the grace period a delivery verifies with the old secret and with the new one.
+	if err := b.recv.SetSecret("/rot", oldSecret); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.client.Send(b.ctx, "rot", &hookd.MessageIn{EventType: "a.b", Payload: map[string]int{"n": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := b.recv.Wait(b.ctx, "/rot", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reqs[0].Verified || !epVerifies(t, oldSecret, reqs[0].Body, reqs[0].Header) || !epVerifies(t, newSecret, reqs[0].Body, reqs[0].Header) {
+		t.Fatalf("after rotation: verified %t (%v)", reqs[0].Verified, reqs[0].VerifyErr)
+	}
+
+	// gracePeriodSeconds 0 (today's spec; raw HTTP) ends the old secrets at once.
+	resp := b.do(t, "POST", "/api/v1/app/rot/endpoint/"+ep.Id+"/secret/rotate", `{"gracePeriodSeconds":0}`)
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("rotate: %d", resp.StatusCode)
+	}
+	third, _ := b.svix.Endpoint.GetSecret(b.ctx, "rot", ep.Id)
+	if third.Key == newSecret || third.Key == oldSecret {
+		t.Fatal("rotation without a key kept the secret")
+	}
+	if _, err := b.client.Send(b.ctx, "rot", &hookd.MessageIn{EventType: "a.b", Payload: map[string]int{"n": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err = b.recv.Wait(b.ctx, "/rot", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := reqs[1]
+	if !epVerifies(t, third.Key, last.Body, last.Header) || epVerifies(t, newSecret, last.Body, last.Header) || last.Verified {
+		t.Fatal("after a rotation with no grace, only the newest secret should verify")
+	}
+}
+
+func TestEndpointRecoverAndStats(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	epTestApp(t, b, "rec")
+	var healthy atomic.Bool
+	b.recv.Handle("/rec", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if healthy.Load() {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	start := time.Now()
+	ep, err := b.svix.Endpoint.Create(b.ctx, "rec", &svix.EndpointIn{Url: b.recv.URL("/rec")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.client.Send(b.ctx, "rec", &hookd.MessageIn{EventType: "a.b", Payload: map[string]int{"n": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	epWaitDeliveries(t, b, "rec", ep.Id, hookd.DeliveryFailed, 1)
+	stats, err := b.svix.Endpoint.GetStats(b.ctx, "rec", ep.Id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Fail != 1 || stats.Success != 0 || stats.Pending != 0 {
+		t.Fatalf("stats after failure %+v", stats)
+	}
+
+	healthy.Store(true)
+	out, err := b.svix.Endpoint.Recover(b.ctx, "rec", ep.Id, &svix.RecoverIn{Since: start.Add(-time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != "running" || out.Task != "endpoint.recover" || out.Id == "" {
+		t.Fatalf("recover out %+v", out)
+	}
+	epWaitDeliveries(t, b, "rec", ep.Id, hookd.DeliveryDelivered, 1)
+	stats, err = b.svix.Endpoint.GetStats(b.ctx, "rec", ep.Id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Success != 1 || stats.Fail != 0 {
+		t.Fatalf("stats after recover %+v", stats)
+	}
+
+	// Windows: since after the delivery, and until before it, count nothing; around it, one.
+	later, earlier := time.Now().Add(time.Hour), start.Add(-time.Hour)
+	for _, opts := range []svix.EndpointStatsOptions{{Since: &later}, {Until: &earlier}} {
+		s, err := b.svix.Endpoint.GetStatsWithOptions(b.ctx, "rec", ep.Id, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Success+s.Fail+s.Pending != 0 {
+			t.Fatalf("stats %+v in an empty window: %+v", opts, s)
+		}
+	}
+	s, err := b.svix.Endpoint.GetStatsWithOptions(b.ctx, "rec", ep.Id, svix.EndpointStatsOptions{Since: &earlier, Until: &later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Success != 1 {
+		t.Fatalf("stats in the window: %+v", s)
+	}
+
+	// A recover window that ends before the failure queues nothing; a disabled endpoint is 409.
+	resp := b.do(t, "POST", "/api/v1/app/rec/endpoint/"+ep.Id+"/recover",
+		`{"since":"2020-01-01T00:00:00Z","until":"2020-01-02T00:00:00Z"}`)
+	epReadJSON(t, resp, http.StatusAccepted)
+	if _, err := b.client.EditEndpoint(b.ctx, "rec", ep.Id, func(in *hookd.EndpointIn) error { in.Disabled = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.svix.Endpoint.Recover(b.ctx, "rec", ep.Id, &svix.RecoverIn{Since: start})
+	if epSvixStatus(err) != http.StatusConflict {
+		t.Fatalf("recover of a disabled endpoint: %v", err)
+	}
+}
+
+// A message created with the official SDK arrives signed, and verifies with the Svix SDK's own
+// verifier and with the Standard Webhooks library.
+func TestEndpointSDKMessageDelivery(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	epTestApp(t, b, "sdkmsg")
+	ep, err := b.svix.Endpoint.Create(b.ctx, "sdkmsg", &svix.EndpointIn{Url: b.recv.URL("/sdk"), FilterTypes: []string{"invoice.paid"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := b.svix.Endpoint.GetSecret(b.ctx, "sdkmsg", ep.Id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.recv.SetSecret("/sdk", secret.Key); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := b.svix.Message.Create(b.ctx, "sdkmsg", &svix.MessageIn{EventType: "invoice.paid", Payload: map[string]any{"amount": 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := b.recv.Wait(b.ctx, "/sdk", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reqs[0]
+	if !r.Verified || r.WebhookID != msg.Id {
+		t.Fatalf("verified %t (%v), webhook-id %q, message %q", r.Verified, r.VerifyErr, r.WebhookID, msg.Id)
+	}
+	wh, err := svix.NewWebhook(secret.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wh.Verify(r.Body, r.Header); err != nil {
+		t.Fatalf("svix verifier: %v", err)
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(r.Body, &payload); err != nil || payload["amount"] != 5.0 {
+		t.Fatalf("payload %s", r.Body)
+	}
+}
+
+func TestEndpointSendExample(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	epTestApp(t, b, "ex")
+	// The endpoint's filter does not match: send-example goes to it anyway, and to it alone.
+	ep, err := b.svix.Endpoint.Create(b.ctx, "ex", &svix.EndpointIn{Url: b.recv.URL("/ex"), FilterTypes: []string{"other.type"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.svix.Endpoint.Create(b.ctx, "ex", &svix.EndpointIn{Url: b.recv.URL("/ex-other")}); err != nil {
+		t.Fatal(err)
+	}
+	secret, _ := b.svix.Endpoint.GetSecret(b.ctx, "ex", ep.Id)
+	if err := b.recv.SetSecret("/ex", secret.Key); err != nil {
+		t.Fatal(err)
+	}
+	path := "/api/v1/app/ex/endpoint/" + ep.Id + "/send-example"
+	out := epReadJSON(t, b.do(t, "POST", path, `{"eventType":"svix.ping"}`), http.StatusOK)
+	if out["eventType"] != "svix.ping" || out["payload"].(map[string]any)["success"] != true || out["timestamp"] == nil {
+		t.Fatalf("send-example out %v", out)
+	}
+	reqs, err := b.recv.Wait(b.ctx, "/ex", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reqs[0].Verified || string(reqs[0].Body) != `{"success":true}` || reqs[0].WebhookID != out["id"] {
+		t.Fatalf("received %s verified %t", reqs[0].Body, reqs[0].Verified)
+	}
+
+	// A catalogued event type's example is its payload.
+	_, err = b.client.UpsertEventType(b.ctx, &hookd.EventType{
+		Name:    "invoice.paid",
+		Schemas: json.RawMessage(`{"1":{"type":"object","examples":[{"amount":1}]},"2":{"type":"object","examples":[{"amount":42}]}}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = epReadJSON(t, b.do(t, "POST", path, `{"eventType":"invoice.paid"}`), http.StatusOK)
+	if out["payload"].(map[string]any)["amount"] != 42.0 {
+		t.Fatalf("example payload %v", out["payload"])
+	}
+	// An event type without an example gets a stand-in.
+	out = epReadJSON(t, b.do(t, "POST", path, `{"eventType":"no.such"}`), http.StatusOK)
+	if out["payload"].(map[string]any)["eventType"] != "no.such" {
+		t.Fatalf("stand-in payload %v", out["payload"])
+	}
+	if _, err := b.recv.Wait(b.ctx, "/ex", 3); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(b.recv.Requests("/ex-other")); n != 0 {
+		t.Fatalf("the other endpoint got %d requests", n)
+	}
+	// A disabled endpoint takes no example.
+	if _, err := b.client.EditEndpoint(b.ctx, "ex", ep.Id, func(in *hookd.EndpointIn) error { in.Disabled = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	epReadJSON(t, b.do(t, "POST", path, `{"eventType":"svix.ping"}`), http.StatusConflict)
+}

@@ -1,0 +1,385 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/signature"
+)
+
+// endpointRoutes registers the endpoint routes of both specs (those under
+// /api/v1/app/{app_id}/endpoint but .../msg, which lists attempts).
+func (s *Server) endpointRoutes() {
+	const base = "/api/v1/app/{app_id}/endpoint"
+	const one = base + "/{endpoint_id}"
+	s.handle("GET "+base, false, s.listEndpoints)
+	s.handle("POST "+base, false, s.createEndpoint)
+	s.handle("GET "+one, false, s.getEndpoint)
+	s.handle("PUT "+one, false, s.updateEndpoint)
+	s.handle("PATCH "+one, false, s.patchEndpoint)
+	s.handle("DELETE "+one, false, s.deleteEndpoint)
+	s.handle("GET "+one+"/headers", false, s.getEndpointHeaders)
+	s.handle("PUT "+one+"/headers", false, s.updateEndpointHeaders)
+	s.handle("PATCH "+one+"/headers", false, s.patchEndpointHeaders)
+	s.handle("GET "+one+"/secret", false, s.getEndpointSecret)
+	s.handle("POST "+one+"/secret/rotate", false, s.rotateEndpointSecret)
+	s.handle("POST "+one+"/recover", false, s.recoverEndpoint)
+	s.handle("POST "+one+"/send-example", false, s.sendEndpointExample)
+	s.handle("GET "+one+"/stats", false, s.endpointStats)
+}
+
+// endpointApp resolves {app_id} (id or uid) and checks the caller may act on it.
+func (s *Server) endpointApp(r *http.Request, rc *reqCtx) (*hookd.Application, error) {
+	a, err := s.client.GetApplication(r.Context(), r.PathValue("app_id"))
+	if err != nil {
+		return nil, err
+	}
+	if err := rc.appAllowed(a.ID); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// pathEndpoint resolves {app_id} and {endpoint_id} (each an id or a uid).
+func (s *Server) pathEndpoint(r *http.Request, rc *reqCtx) (*hookd.Application, *hookd.Endpoint, error) {
+	a, err := s.endpointApp(r, rc)
+	if err != nil {
+		return nil, nil, err
+	}
+	ep, err := s.client.GetEndpoint(r.Context(), a.ID, r.PathValue("endpoint_id"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, ep, nil
+}
+
+func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	opts, err := listOptions(r)
+	if err != nil {
+		return err
+	}
+	// hookd lists endpoints oldest first; the order is checked but only ascending is kept.
+	switch r.URL.Query().Get("order") {
+	case "", "ascending", "descending":
+	default:
+		return invalidField("query", "order", "must be ascending or descending")
+	}
+	a, err := s.endpointApp(r, rc)
+	if err != nil {
+		return err
+	}
+	page, err := s.client.ListEndpoints(r.Context(), a.ID, opts)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toList(page, func(ep *hookd.Endpoint) any { return endpointOut(rc.gen, ep) }))
+	return nil
+}
+
+func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, err := s.endpointApp(r, rc)
+	if err != nil {
+		return err
+	}
+	b, err := decodeEndpointBody(r)
+	if err != nil {
+		return err
+	}
+	f, err := readEndpointFields(b, 1)
+	if err != nil {
+		return err
+	}
+	if !f.url.given() {
+		return invalidField("body", "url", "field required")
+	}
+	in := &hookd.EndpointIn{}
+	f.applyTo(in, true)
+	in.Secret = f.secret.v
+	in.Headers = f.headers.v
+	ep, err := s.createAndRead(r, a.ID, in)
+	if err != nil {
+		return renameLibraryField(err, f.libraryNames())
+	}
+	writeJSON(w, http.StatusCreated, endpointOut(rc.gen, ep))
+	return nil
+}
+
+// createAndRead creates the endpoint and reads it back, so that the answer shows what was stored
+// (times at the store's precision).
+func (s *Server) createAndRead(r *http.Request, appID string, in *hookd.EndpointIn) (*hookd.Endpoint, error) {
+	ep, err := s.client.CreateEndpoint(r.Context(), appID, in)
+	if err != nil {
+		return nil, err
+	}
+	return s.client.GetEndpoint(r.Context(), appID, ep.ID)
+}
+
+func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	_, ep, err := s.pathEndpoint(r, rc)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, endpointOut(rc.gen, ep))
+	return nil
+}
+
+// updateEndpoint replaces the endpoint's fields of EndpointUpdate (those absent take their
+// defaults; headers, secret and hookd's own settings stay). As Svix does, a PUT to a uid that
+// names no endpoint creates one with that uid (201).
+func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, err := s.endpointApp(r, rc)
+	if err != nil {
+		return err
+	}
+	b, err := decodeEndpointBody(r)
+	if err != nil {
+		return err
+	}
+	f, err := readEndpointFields(b, 1)
+	if err != nil {
+		return err
+	}
+	if !f.url.given() {
+		return invalidField("body", "url", "field required")
+	}
+	id := r.PathValue("endpoint_id")
+	ep, err := s.client.EditEndpoint(r.Context(), a.ID, id, func(in *hookd.EndpointIn) error {
+		f.applyTo(in, true)
+		if f.headers.given() {
+			in.Headers = f.headers.v
+		}
+		return nil
+	})
+	if errors.Is(err, hookd.ErrNotFound) && checkUID("endpoint_id", id, true) == nil {
+		in := &hookd.EndpointIn{}
+		f.applyTo(in, true)
+		if in.UID == "" {
+			in.UID = id
+		}
+		in.Headers = f.headers.v
+		ep, err = s.createAndRead(r, a.ID, in)
+		if err != nil {
+			return renameLibraryField(err, f.libraryNames())
+		}
+		writeJSON(w, http.StatusCreated, endpointOut(rc.gen, ep))
+		return nil
+	}
+	if err != nil {
+		return renameLibraryField(err, f.libraryNames())
+	}
+	writeJSON(w, http.StatusOK, endpointOut(rc.gen, ep))
+	return nil
+}
+
+// patchEndpoint changes the fields given; null sets a field back to its default (url cannot be
+// null). A secret (1.44's EndpointPatch) replaces the signing secret at once; null makes a new
+// one.
+func (s *Server) patchEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, cur, err := s.pathEndpoint(r, rc)
+	if err != nil {
+		return err
+	}
+	b, err := decodeEndpointBody(r)
+	if err != nil {
+		return err
+	}
+	f, err := readEndpointFields(b, 0)
+	if err != nil {
+		return err
+	}
+	if f.secret.given() {
+		if err := checkEndpointSecret("secret", f.secret.v, cur.Scheme); err != nil {
+			return err
+		}
+	}
+	ep, err := s.client.EditEndpoint(r.Context(), a.ID, cur.ID, func(in *hookd.EndpointIn) error {
+		f.applyTo(in, false)
+		if f.headers.set {
+			in.Headers = f.headers.v
+		}
+		return nil
+	})
+	if err != nil {
+		return renameLibraryField(err, f.libraryNames())
+	}
+	if f.secret.set {
+		if _, err := s.client.RotateSecretGrace(r.Context(), a.ID, ep.ID, f.secret.v, 0); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, endpointOut(rc.gen, ep))
+	return nil
+}
+
+// checkEndpointSecret checks a secret for an endpoint signing with scheme.
+func checkEndpointSecret(field, secret string, scheme hookd.SignatureScheme) error {
+	var err error
+	if scheme == hookd.SchemeStripe {
+		_, err = signature.NewStripeSigner(secret)
+	} else {
+		_, err = signature.NewSigner(secret)
+	}
+	if err != nil {
+		return invalidField("body", field, err.Error())
+	}
+	return nil
+}
+
+func (s *Server) deleteEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, ep, err := s.pathEndpoint(r, rc)
+	if err != nil {
+		return err
+	}
+	if err := s.client.DeleteEndpoint(r.Context(), a.ID, ep.ID); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) getEndpointHeaders(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	_, ep, err := s.pathEndpoint(r, rc)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, endpointHeadersOf(ep.Headers))
+	return nil
+}
+
+// updateEndpointHeaders replaces the endpoint's headers (EndpointHeadersIn).
+func (s *Server) updateEndpointHeaders(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, ep, err := s.pathEndpoint(r, rc)
+	if err != nil {
+		return err
+	}
+	b, err := decodeEndpointBody(r)
+	if err != nil {
+		return err
+	}
+	h, err := bodyField[map[string]string](b, "an object of strings", "headers")
+	if err != nil {
+		return err
+	}
+	if !h.given() {
+		return invalidField("body", "headers", "field required")
+	}
+	if err := checkEndpointHeaders(h.v, "headers"); err != nil {
+		return err
+	}
+	_, err = s.client.EditEndpoint(r.Context(), a.ID, ep.ID, func(in *hookd.EndpointIn) error {
+		in.Headers = h.v
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// patchEndpointHeaders sets the headers given and removes those given as null
+// (EndpointHeadersPatchIn). Header names match without regard to case.
+func (s *Server) patchEndpointHeaders(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, ep, err := s.pathEndpoint(r, rc)
+	if err != nil {
+		return err
+	}
+	b, err := decodeEndpointBody(r)
+	if err != nil {
+		return err
+	}
+	h, err := bodyField[map[string]*string](b, "an object of strings or nulls", "headers")
+	if err != nil {
+		return err
+	}
+	if !h.given() {
+		return invalidField("body", "headers", "field required")
+	}
+	for k, v := range h.v {
+		if err := checkEndpointHeaderName(k, "headers"); err != nil {
+			return err
+		}
+		if v != nil {
+			if err := checkEndpointHeaderValue(k, *v, "headers"); err != nil {
+				return err
+			}
+		}
+	}
+	_, err = s.client.EditEndpoint(r.Context(), a.ID, ep.ID, func(in *hookd.EndpointIn) error {
+		if in.Headers == nil {
+			in.Headers = map[string]string{}
+		}
+		for k, v := range h.v {
+			if old, ok := endpointHeaderKey(in.Headers, k); ok {
+				delete(in.Headers, old)
+			}
+			if v != nil {
+				in.Headers[k] = *v
+			}
+		}
+		return checkEndpointHeaders(in.Headers, "headers")
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) getEndpointSecret(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, ep, err := s.pathEndpoint(r, rc)
+	if err != nil {
+		return err
+	}
+	key, err := s.client.EndpointSecret(r.Context(), a.ID, ep.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, &endpointSecretOut{Key: key})
+	return nil
+}
+
+// maxGracePeriod is the longest gracePeriodSeconds the spec allows: 7 days.
+const maxGracePeriod = 7 * 24 * 60 * 60
+
+// rotateEndpointSecret gives the endpoint a new secret (key, or a new one); the old ones keep
+// signing for gracePeriodSeconds (today's spec), by default hookd.Config.RotationGrace. An empty
+// body is {}.
+func (s *Server) rotateEndpointSecret(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, ep, err := s.pathEndpoint(r, rc)
+	if err != nil {
+		return err
+	}
+	b, err := decodeOptionalEndpointBody(r)
+	if err != nil {
+		return err
+	}
+	key, err := bodyField[string](b, "a string", "key")
+	if err != nil {
+		return err
+	}
+	grace, err := bodyField[int](b, "a whole number", "gracePeriodSeconds")
+	if err != nil {
+		return err
+	}
+	if key.given() {
+		if err := checkEndpointSecret("key", key.v, ep.Scheme); err != nil {
+			return err
+		}
+	}
+	if grace.given() {
+		if grace.v < 0 || grace.v > maxGracePeriod {
+			return invalidField("body", "gracePeriodSeconds", "must be from 0 to 604800")
+		}
+		_, err = s.client.RotateSecretGrace(r.Context(), a.ID, ep.ID, key.v, time.Duration(grace.v)*time.Second)
+	} else {
+		_, err = s.client.RotateSecret(r.Context(), a.ID, ep.ID, key.v)
+	}
+	if err != nil {
+		return renameLibraryField(err, map[string]string{"secret": "key"})
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,316 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/hookd/hookd"
+)
+
+// endpointBody is a request body decoded one field at a time, so that a handler knows which
+// fields were given and which were null (PATCH), accepts both names of a renamed field, and
+// names the field of a value of the wrong type.
+type endpointBody map[string]json.RawMessage
+
+func decodeEndpointBody(r *http.Request) (endpointBody, error) {
+	var b endpointBody
+	if err := decodeBody(r, &b); err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, invalidField("body", "body", "must be a JSON object")
+	}
+	return b, nil
+}
+
+// decodeOptionalEndpointBody is decodeEndpointBody where an empty body means {}.
+func decodeOptionalEndpointBody(r *http.Request) (endpointBody, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return nil, mb
+		}
+		return nil, badRequest("invalid_body", "The request body could not be read.")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return endpointBody{}, nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return decodeEndpointBody(r)
+}
+
+// epField is one field of an endpointBody.
+type epField[T any] struct {
+	name string // the name the caller used; the first name asked for when absent
+	set  bool   // present, with a value or null
+	null bool   // present and null
+	v    T
+}
+
+// given reports whether the field came with a value (not absent, not null).
+func (f *epField[T]) given() bool { return f.set && !f.null }
+
+// bodyField reads the field called by one of names (a renamed field has two; giving both is a
+// 422). want describes the JSON type for the error message.
+func bodyField[T any](b endpointBody, want string, names ...string) (epField[T], error) {
+	f := epField[T]{name: names[0]}
+	var raw json.RawMessage
+	for _, n := range names {
+		v, ok := b[n]
+		if !ok {
+			continue
+		}
+		if f.set {
+			return f, invalidField("body", n, fmt.Sprintf("give %s or %s, not both", f.name, n))
+		}
+		f.name, f.set, raw = n, true, v
+	}
+	if !f.set {
+		return f, nil
+	}
+	if string(raw) == "null" {
+		f.null = true
+		return f, nil
+	}
+	if err := json.Unmarshal(raw, &f.v); err != nil {
+		return f, invalidField("body", f.name, "must be "+want)
+	}
+	return f, nil
+}
+
+// endpointFields are the fields of EndpointIn, EndpointUpdate and EndpointPatch of both
+// generations (and headers, which hookd also takes on create).
+type endpointFields struct {
+	url, description, uid, secret epField[string]
+	version, rate                 epField[int]
+	eventTypes, channels          epField[[]string]
+	disabled                      epField[bool]
+	metadata, headers             epField[map[string]string]
+}
+
+// readEndpointFields decodes and checks each field on its own (ranges, patterns, uid); what
+// needs the whole endpoint (the URL, uniqueness) the library checks. minRate is 1 for create and
+// update, 0 for patch (0 clears).
+func readEndpointFields(b endpointBody, minRate int) (*endpointFields, error) {
+	var f endpointFields
+	var err error
+	read := func(fn func() error) {
+		if err == nil {
+			err = fn()
+		}
+	}
+	read(func() (e error) { f.url, e = bodyField[string](b, "a string", "url"); return })
+	read(func() (e error) { f.description, e = bodyField[string](b, "a string", "description"); return })
+	read(func() (e error) { f.uid, e = bodyField[string](b, "a string", "uid"); return })
+	read(func() (e error) { f.secret, e = bodyField[string](b, "a string", "secret"); return })
+	read(func() (e error) { f.version, e = bodyField[int](b, "a whole number", "version"); return })
+	read(func() (e error) {
+		f.rate, e = bodyField[int](b, "a whole number", "throttleRate", "rateLimit")
+		return
+	})
+	read(func() (e error) {
+		f.eventTypes, e = bodyField[[]string](b, "a list of strings", "eventTypes", "filterTypes")
+		return
+	})
+	read(func() (e error) { f.channels, e = bodyField[[]string](b, "a list of strings", "channels"); return })
+	read(func() (e error) { f.disabled, e = bodyField[bool](b, "true or false", "disabled"); return })
+	read(func() (e error) {
+		f.metadata, e = bodyField[map[string]string](b, "an object of strings", "metadata")
+		return
+	})
+	read(func() (e error) {
+		f.headers, e = bodyField[map[string]string](b, "an object of strings", "headers")
+		return
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case f.url.null:
+		return nil, invalidField("body", "url", "must not be null")
+	case f.uid.given():
+		if err := checkUID("uid", f.uid.v, true); err != nil {
+			return nil, err
+		}
+	}
+	if f.version.given() && (f.version.v < 1 || f.version.v > 65535) {
+		return nil, invalidField("body", "version", "must be from 1 to 65535")
+	}
+	if f.rate.given() && (f.rate.v < minRate || f.rate.v > 65535) {
+		return nil, invalidField("body", f.rate.name, fmt.Sprintf("must be from %d to 65535", minRate))
+	}
+	if f.eventTypes.given() {
+		if f.eventTypes.v, err = checkNameList(f.eventTypes.name, f.eventTypes.v, 0, 256); err != nil {
+			return nil, err
+		}
+	}
+	if f.channels.given() {
+		if f.channels.v, err = checkNameList("channels", f.channels.v, 10, 128); err != nil {
+			return nil, err
+		}
+	}
+	if f.headers.given() {
+		if err := checkEndpointHeaders(f.headers.v, "headers"); err != nil {
+			return nil, err
+		}
+	}
+	return &f, nil
+}
+
+// checkNameList checks event type names or channels against the specs' pattern and returns the
+// list without repeats (the specs' uniqueItems). maxItems 0: no limit.
+func checkNameList(field string, list []string, maxItems, maxLen int) ([]string, error) {
+	var out []string
+	for _, s := range list {
+		if s == "" || len(s) > maxLen || !svixID.MatchString(s) {
+			return nil, invalidField("body", field, fmt.Sprintf("%q: each must be 1 to %d characters of [a-zA-Z0-9-_.]", s, maxLen))
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if maxItems > 0 && len(out) > maxItems {
+		return nil, invalidField("body", field, fmt.Sprintf("%d items, at most %d", len(out), maxItems))
+	}
+	return out, nil
+}
+
+// applyTo writes the given fields onto in. With replace (POST, PUT) an absent field takes its
+// default; without (PATCH) it stays. A null field takes its default either way.
+func (f *endpointFields) applyTo(in *hookd.EndpointIn, replace bool) {
+	if f.url.given() {
+		in.URL = f.url.v
+	}
+	if f.description.set || replace {
+		in.Description = f.description.v
+	}
+	if f.uid.set || replace {
+		in.UID = f.uid.v
+	}
+	if f.version.set || replace {
+		in.Version = max(f.version.v, 1)
+	}
+	if f.rate.set || replace {
+		in.RateLimit = f.rate.v
+	}
+	if f.eventTypes.set || replace {
+		in.EventTypes = f.eventTypes.v
+	}
+	if f.channels.set || replace {
+		in.Channels = f.channels.v
+	}
+	if f.disabled.set || replace {
+		in.Disabled = f.disabled.v
+	}
+	if f.metadata.set || replace {
+		in.Metadata = maps.Clone(f.metadata.v)
+	}
+}
+
+// renameLibraryField renames the field of a library *hookd.ValidationError to the name the
+// caller used (the library says filterTypes, rateLimit and secret).
+func renameLibraryField(err error, names map[string]string) error {
+	var ve *hookd.ValidationError
+	if errors.As(err, &ve) {
+		if n, ok := names[ve.Field]; ok && n != ve.Field {
+			return invalidField("body", n, ve.Reason)
+		}
+	}
+	return err
+}
+
+// libraryNames maps the library's field names to the caller's.
+func (f *endpointFields) libraryNames() map[string]string {
+	return map[string]string{"filterTypes": f.eventTypes.name, "rateLimit": f.rate.name}
+}
+
+// Header rules. Names are HTTP tokens; values have no control characters. Headers hookd sets
+// itself (framing, content type, signatures) cannot be set by hand.
+var (
+	reservedEndpointHeaders = []string{
+		"host", "content-type", "content-length", "transfer-encoding", "connection", "keep-alive",
+		"te", "trailer", "upgrade", "expect", "proxy-connection",
+	}
+	reservedEndpointHeaderPrefixes = []string{"webhook-", "svix-", "x-webhook-"}
+)
+
+const (
+	maxEndpointHeaders   = 64
+	maxEndpointHeaderLen = 4096
+)
+
+// checkEndpointHeaders checks headers to be set on an endpoint (field names the body field).
+func checkEndpointHeaders(h map[string]string, field string) error {
+	if len(h) > maxEndpointHeaders {
+		return invalidField("body", field, fmt.Sprintf("%d headers, at most %d", len(h), maxEndpointHeaders))
+	}
+	seen := make(map[string]bool, len(h))
+	for k, v := range h {
+		if err := checkEndpointHeaderName(k, field); err != nil {
+			return err
+		}
+		lk := strings.ToLower(k)
+		if seen[lk] {
+			return invalidField("body", field, fmt.Sprintf("header %q is given twice", k))
+		}
+		seen[lk] = true
+		if err := checkEndpointHeaderValue(k, v, field); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkEndpointHeaderName(k, field string) error {
+	if k == "" || len(k) > 256 {
+		return invalidField("body", field, "a header name must be 1 to 256 characters")
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+		if !ok {
+			return invalidField("body", field, fmt.Sprintf("%q is not a valid header name", k))
+		}
+	}
+	lk := strings.ToLower(k)
+	if slices.Contains(reservedEndpointHeaders, lk) {
+		return invalidField("body", field, fmt.Sprintf("header %q is set by hookd and cannot be changed", k))
+	}
+	for _, p := range reservedEndpointHeaderPrefixes {
+		if strings.HasPrefix(lk, p) {
+			return invalidField("body", field, fmt.Sprintf("headers starting with %q are set by hookd", p))
+		}
+	}
+	return nil
+}
+
+func checkEndpointHeaderValue(k, v, field string) error {
+	if len(v) > maxEndpointHeaderLen {
+		return invalidField("body", field, fmt.Sprintf("the value of %q is longer than %d bytes", k, maxEndpointHeaderLen))
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return invalidField("body", field, fmt.Sprintf("the value of %q contains a control character", k))
+		}
+	}
+	return nil
+}
+
+// endpointHeaderKey returns the key of h that names the header k (names are case-insensitive).
+func endpointHeaderKey(h map[string]string, k string) (string, bool) {
+	for existing := range h {
+		if strings.EqualFold(existing, k) {
+			return existing, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,179 @@
+package server
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+// The response shapes of the endpoint routes. Where the two generations differ there is one
+// struct per generation, each with exactly the fields of its spec.
+
+// endpointOutV144 is EndpointOut of Svix 1.44: filterTypes, rateLimit, version.
+type endpointOutV144 struct {
+	ID          string            `json:"id"`
+	UID         *string           `json:"uid"`
+	URL         string            `json:"url"`
+	Description string            `json:"description"`
+	Version     int               `json:"version"`
+	FilterTypes []string          `json:"filterTypes"`
+	Channels    []string          `json:"channels"`
+	RateLimit   *int              `json:"rateLimit"`
+	Disabled    bool              `json:"disabled"`
+	Metadata    map[string]string `json:"metadata"`
+	CreatedAt   time.Time         `json:"createdAt"`
+	UpdatedAt   time.Time         `json:"updatedAt"`
+}
+
+// endpointOutCurrent is today's EndpointOut: eventTypes, throttleRate, no version.
+type endpointOutCurrent struct {
+	ID           string            `json:"id"`
+	UID          *string           `json:"uid"`
+	URL          string            `json:"url"`
+	Description  string            `json:"description"`
+	EventTypes   []string          `json:"eventTypes"`
+	Channels     []string          `json:"channels"`
+	ThrottleRate *int              `json:"throttleRate"`
+	Disabled     bool              `json:"disabled"`
+	Metadata     map[string]string `json:"metadata"`
+	CreatedAt    time.Time         `json:"createdAt"`
+	UpdatedAt    time.Time         `json:"updatedAt"`
+}
+
+// endpointOut returns ep in the shape of gen.
+func endpointOut(gen generation, ep *hookd.Endpoint) any {
+	uid := epStr(ep.UID)
+	var rate *int
+	if ep.RateLimit > 0 {
+		r := ep.RateLimit
+		rate = &r
+	}
+	meta := ep.Metadata
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	if gen == genV144 {
+		return &endpointOutV144{
+			ID: ep.ID, UID: uid, URL: ep.URL, Description: ep.Description, Version: max(ep.Version, 1),
+			FilterTypes: epList(ep.EventTypes), Channels: epList(ep.Channels), RateLimit: rate,
+			Disabled: ep.Disabled, Metadata: meta, CreatedAt: ep.CreatedAt.UTC(), UpdatedAt: ep.UpdatedAt.UTC(),
+		}
+	}
+	return &endpointOutCurrent{
+		ID: ep.ID, UID: uid, URL: ep.URL, Description: ep.Description,
+		EventTypes: epList(ep.EventTypes), Channels: epList(ep.Channels), ThrottleRate: rate,
+		Disabled: ep.Disabled, Metadata: meta, CreatedAt: ep.CreatedAt.UTC(), UpdatedAt: ep.UpdatedAt.UTC(),
+	}
+}
+
+// epStr is nil for "" (written as null).
+func epStr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// epList is nil for an empty list (written as null, as Svix writes an unset filter).
+func epList(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// endpointHeadersOut is EndpointHeadersOut: the headers, but those that carry credentials, whose
+// names are listed in sensitive instead.
+type endpointHeadersOut struct {
+	Headers   map[string]string `json:"headers"`
+	Sensitive []string          `json:"sensitive"`
+}
+
+// sensitiveEndpointHeaders are the headers whose values the API never shows.
+var sensitiveEndpointHeaders = []string{"authorization", "proxy-authorization", "cookie", "x-api-key"}
+
+func endpointHeadersOf(h map[string]string) *endpointHeadersOut {
+	out := &endpointHeadersOut{Headers: map[string]string{}, Sensitive: []string{}}
+	for k, v := range h {
+		if slices.Contains(sensitiveEndpointHeaders, strings.ToLower(k)) {
+			out.Sensitive = append(out.Sensitive, k)
+			continue
+		}
+		out.Headers[k] = v
+	}
+	slices.Sort(out.Sensitive)
+	return out
+}
+
+// endpointSecretOut is EndpointSecretOut.
+type endpointSecretOut struct {
+	Key string `json:"key"`
+}
+
+// recoverOutV144 is RecoverOut of Svix 1.44.
+type recoverOutV144 struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Task   string `json:"task"`
+}
+
+// recoverOutCurrent is today's RecoverOut, with updatedAt.
+type recoverOutCurrent struct {
+	ID        string    `json:"id"`
+	Status    string    `json:"status"`
+	Task      string    `json:"task"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+func recoverOutOf(gen generation, id string, at time.Time) any {
+	if gen == genV144 {
+		return &recoverOutV144{ID: id, Status: "running", Task: "endpoint.recover"}
+	}
+	return &recoverOutCurrent{ID: id, Status: "running", Task: "endpoint.recover", UpdatedAt: at.UTC()}
+}
+
+// endpointStatsV144 is EndpointStats of Svix 1.44.
+type endpointStatsV144 struct {
+	Success int `json:"success"`
+	Pending int `json:"pending"`
+	Sending int `json:"sending"`
+	Fail    int `json:"fail"`
+}
+
+// endpointStatsCurrent is today's EndpointStats, with canceled.
+type endpointStatsCurrent struct {
+	Success  int `json:"success"`
+	Pending  int `json:"pending"`
+	Sending  int `json:"sending"`
+	Fail     int `json:"fail"`
+	Canceled int `json:"canceled"`
+}
+
+// endpointStatsOf writes hookd's counts. hookd has no separate "sending" state (a delivery in flight is
+// pending) and counts cancelled deliveries with the failed ones, so sending and canceled are 0.
+func endpointStatsOf(gen generation, s *hookd.EndpointStats) any {
+	if gen == genV144 {
+		return &endpointStatsV144{Success: s.Success, Pending: s.Pending, Fail: s.Fail}
+	}
+	return &endpointStatsCurrent{Success: s.Success, Pending: s.Pending, Fail: s.Fail}
+}
+
+// sentExampleOut is the MessageOut that send-example answers (the same in both generations).
+type sentExampleOut struct {
+	ID        string          `json:"id"`
+	EventID   *string         `json:"eventId"`
+	EventType string          `json:"eventType"`
+	Channels  []string        `json:"channels"`
+	Payload   json.RawMessage `json:"payload"`
+	Timestamp time.Time       `json:"timestamp"`
+}
+
+func sentExample(m *hookd.Message) *sentExampleOut {
+	return &sentExampleOut{
+		ID: m.ID, EventID: epStr(m.EventID), EventType: m.EventType, Channels: epList(m.Channels),
+		Payload: m.Payload, Timestamp: m.CreatedAt.UTC(),
+	}
+}

@@ -1,0 +1,389 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+// maxDescription bounds an event type's description, as the library does.
+const maxDescription = 4096
+
+// eventTypeIn is EventTypeIn (POST) and, without name, EventTypeUpdate (PUT): the same in both
+// generations.
+type eventTypeIn struct {
+	Name        *string         `json:"name"`
+	Description *string         `json:"description"`
+	Archived    bool            `json:"archived"`
+	Deprecated  bool            `json:"deprecated"`
+	Schemas     json.RawMessage `json:"schemas"`
+	FeatureFlag *string         `json:"featureFlag"`
+}
+
+// eventTypePatch is EventTypePatch: absent fields stay as they are.
+type eventTypePatch struct {
+	Description optional[string]          `json:"description"`
+	Archived    optional[bool]            `json:"archived"`
+	Deprecated  optional[bool]            `json:"deprecated"`
+	Schemas     optional[json.RawMessage] `json:"schemas"`
+	FeatureFlag optional[string]          `json:"featureFlag"`
+}
+
+// eventTypeOut is EventTypeOut, the same in both generations. hookd does not keep Svix's
+// deprecated flag yet: it is always false.
+type eventTypeOut struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Archived    bool            `json:"archived"`
+	Deprecated  bool            `json:"deprecated"`
+	Schemas     json.RawMessage `json:"schemas"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	UpdatedAt   time.Time       `json:"updatedAt"`
+	FeatureFlag *string         `json:"featureFlag"`
+}
+
+func toEventTypeOut(et *hookd.EventType, withSchemas bool) eventTypeOut {
+	out := eventTypeOut{
+		Name: et.Name, Description: et.Description, Archived: et.Archived,
+		CreatedAt: et.CreatedAt.UTC(), UpdatedAt: et.UpdatedAt.UTC(),
+	}
+	if withSchemas && len(et.Schemas) > 0 && !bytes.Equal(et.Schemas, []byte("null")) {
+		out.Schemas = et.Schemas
+	}
+	if et.FeatureFlag != "" {
+		ff := et.FeatureFlag
+		out.FeatureFlag = &ff
+	}
+	return out
+}
+
+func (s *Server) eventTypeRoutes() {
+	s.handle("GET /api/v1/event-type", false, s.listEventTypes)
+	s.handle("POST /api/v1/event-type", false, s.createEventType)
+	s.handle("POST /api/v1/event-type/schema/generate-example", false, s.generateExample)
+	s.handle("GET /api/v1/event-type/{event_type_name}", false, s.getEventType)
+	s.handle("PUT /api/v1/event-type/{event_type_name}", false, s.putEventType)
+	s.handle("PATCH /api/v1/event-type/{event_type_name}", false, s.patchEventType)
+	s.handle("DELETE /api/v1/event-type/{event_type_name}", false, s.deleteEventType)
+}
+
+// visible reports whether the caller may see et: app-portal tokens carry no feature flags, so they
+// see only the event types without one (Svix shows a flagged type to tokens holding its flag).
+func (rc *reqCtx) visible(et *hookd.EventType) bool {
+	return rc.principal.AppID == "" || et.FeatureFlag == ""
+}
+
+// listEventTypes lists event types by name (Svix lists them by name whatever order says).
+func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	opts, err := listOptions(r)
+	if err != nil {
+		return err
+	}
+	if _, err := queryOrder(r); err != nil {
+		return err
+	}
+	includeArchived, err := queryBool(r, "include_archived", false)
+	if err != nil {
+		return err
+	}
+	withContent, err := queryBool(r, "with_content", false)
+	if err != nil {
+		return err
+	}
+	page, err := s.client.ListEventTypes(r.Context(), includeArchived, opts)
+	if err != nil {
+		return err
+	}
+	if rc.principal.AppID != "" {
+		kept := page.Data[:0]
+		for _, et := range page.Data {
+			if rc.visible(&et) {
+				kept = append(kept, et)
+			}
+		}
+		page.Data = kept
+	}
+	writeJSON(w, http.StatusOK, toList(page, func(et *hookd.EventType) eventTypeOut { return toEventTypeOut(et, withContent) }))
+	return nil
+}
+
+// createEventType creates an event type, or replaces an archived one of that name (201). An
+// unarchived one of that name is 409 event_type_exists. Admin only.
+func (s *Server) createEventType(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	if err := rc.requireAdmin(); err != nil {
+		return err
+	}
+	var in eventTypeIn
+	if err := decodeBody(r, &in); err != nil {
+		return err
+	}
+	if in.Name == nil {
+		return invalidField("body", "name", "field required")
+	}
+	if err := checkSvixName("body", "name", *in.Name); err != nil {
+		return err
+	}
+	et, err := in.toHookd(*in.Name)
+	if err != nil {
+		return err
+	}
+	out, _, err := s.writeEventType(r, et.Name, func(cur *hookd.EventType) (*hookd.EventType, error) {
+		if cur != nil && !cur.Archived {
+			return nil, &apiError{http.StatusConflict, "event_type_exists", "An event type with this name already exists."}
+		}
+		return et, nil
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, toEventTypeOut(out, true))
+	return nil
+}
+
+func (s *Server) getEventType(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	name, err := eventTypePathParam(r)
+	if err != nil {
+		return err
+	}
+	et, err := s.client.GetEventType(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	if !rc.visible(et) {
+		return notFound("Event type")
+	}
+	writeJSON(w, http.StatusOK, toEventTypeOut(et, true))
+	return nil
+}
+
+// putEventType replaces the event type (200) or creates it (201). Admin only.
+func (s *Server) putEventType(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	if err := rc.requireAdmin(); err != nil {
+		return err
+	}
+	name, err := eventTypePathParam(r)
+	if err != nil {
+		return err
+	}
+	var in eventTypeIn
+	if err := decodeBody(r, &in); err != nil {
+		return err
+	}
+	et, err := in.toHookd(name)
+	if err != nil {
+		return err
+	}
+	out, created, err := s.writeEventType(r, name, func(*hookd.EventType) (*hookd.EventType, error) { return et, nil })
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, toEventTypeOut(out, true))
+	return nil
+}
+
+// patchEventType changes the fields the body names. Admin only.
+func (s *Server) patchEventType(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	if err := rc.requireAdmin(); err != nil {
+		return err
+	}
+	name, err := eventTypePathParam(r)
+	if err != nil {
+		return err
+	}
+	var p eventTypePatch
+	if err := decodeBody(r, &p); err != nil {
+		return err
+	}
+	out, _, err := s.writeEventType(r, name, func(cur *hookd.EventType) (*hookd.EventType, error) {
+		if cur == nil {
+			return nil, notFound("Event type")
+		}
+		return p.apply(cur)
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toEventTypeOut(out, true))
+	return nil
+}
+
+// deleteEventType archives the event type or, with expunge=true, deletes it (204). Admin only.
+func (s *Server) deleteEventType(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	if err := rc.requireAdmin(); err != nil {
+		return err
+	}
+	name, err := eventTypePathParam(r)
+	if err != nil {
+		return err
+	}
+	expunge, err := queryBool(r, "expunge", false)
+	if err != nil {
+		return err
+	}
+	if err := s.client.DeleteEventType(r.Context(), name, expunge); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// writeEventType reads the event type called name (nil when there is none), lets change decide
+// what to write, and writes it, in one transaction. created is true when none existed.
+func (s *Server) writeEventType(r *http.Request, name string, change func(cur *hookd.EventType) (*hookd.EventType, error)) (out *hookd.EventType, created bool, err error) {
+	ctx := r.Context()
+	now := time.Now().UTC()
+	err = s.client.Store().InTx(ctx, func(tx hookd.Tx) error {
+		cur, err := tx.GetEventType(ctx, name)
+		switch {
+		case errors.Is(err, hookd.ErrNotFound):
+			cur, created = nil, true
+		case err != nil:
+			return err
+		}
+		next, err := change(cur)
+		if err != nil {
+			return err
+		}
+		et := *next
+		et.Name, et.CreatedAt, et.UpdatedAt = name, now, now
+		if cur != nil {
+			et.CreatedAt = cur.CreatedAt
+		}
+		if err := tx.UpsertEventType(ctx, &et); err != nil {
+			return err
+		}
+		out, err = tx.GetEventType(ctx, name)
+		return err
+	})
+	return out, created, err
+}
+
+// toHookd checks the body of a POST or PUT and returns the event type it describes.
+func (in *eventTypeIn) toHookd(name string) (*hookd.EventType, error) {
+	if in.Description == nil {
+		return nil, invalidField("body", "description", "field required")
+	}
+	if err := checkDescription(*in.Description); err != nil {
+		return nil, err
+	}
+	et := &hookd.EventType{Name: name, Description: *in.Description, Archived: in.Archived}
+	schemas, err := checkSchemas(in.Schemas)
+	if err != nil {
+		return nil, err
+	}
+	et.Schemas = schemas
+	if in.FeatureFlag != nil {
+		if err := checkSvixName("body", "featureFlag", *in.FeatureFlag); err != nil {
+			return nil, err
+		}
+		et.FeatureFlag = *in.FeatureFlag
+	}
+	return et, nil
+}
+
+// apply returns cur with the patch applied.
+func (p *eventTypePatch) apply(cur *hookd.EventType) (*hookd.EventType, error) {
+	et := *cur
+	if p.Description.Set {
+		if p.Description.Null {
+			return nil, invalidField("body", "description", "must not be null")
+		}
+		if err := checkDescription(p.Description.Value); err != nil {
+			return nil, err
+		}
+		et.Description = p.Description.Value
+	}
+	if p.Archived.Set {
+		if p.Archived.Null {
+			return nil, invalidField("body", "archived", "must not be null")
+		}
+		et.Archived = p.Archived.Value
+	}
+	if p.Deprecated.Set && p.Deprecated.Null {
+		return nil, invalidField("body", "deprecated", "must not be null")
+	}
+	if p.Schemas.Set {
+		et.Schemas = nil
+		if !p.Schemas.Null {
+			schemas, err := checkSchemas(p.Schemas.Value)
+			if err != nil {
+				return nil, err
+			}
+			et.Schemas = schemas
+		}
+	}
+	if p.FeatureFlag.Set {
+		et.FeatureFlag = ""
+		if !p.FeatureFlag.Null {
+			if err := checkSvixName("body", "featureFlag", p.FeatureFlag.Value); err != nil {
+				return nil, err
+			}
+			et.FeatureFlag = p.FeatureFlag.Value
+		}
+	}
+	return &et, nil
+}
+
+// checkSvixName checks an event type name or feature flag: 1 to 256 characters of
+// [a-zA-Z0-9-_.].
+func checkSvixName(where, field, v string) error {
+	switch {
+	case v == "":
+		return invalidField(where, field, "must not be empty")
+	case len(v) > 256:
+		return invalidField(where, field, "at most 256 characters")
+	case !svixID.MatchString(v):
+		return invalidField(where, field, "must match ^[a-zA-Z0-9\\-_.]+$")
+	}
+	return nil
+}
+
+func eventTypePathParam(r *http.Request) (string, error) {
+	name := r.PathValue("event_type_name")
+	if err := checkSvixName("path", "event_type_name", name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// checkDescription refuses what Svix refuses (the control characters 0x00 to 0x08) and more than
+// maxDescription bytes.
+func checkDescription(d string) error {
+	if len(d) > maxDescription {
+		return invalidField("body", "description", "at most "+strconv.Itoa(maxDescription)+" bytes")
+	}
+	if strings.ContainsFunc(d, func(c rune) bool { return c <= 0x08 }) {
+		return invalidField("body", "description", "control characters 0x00-0x08 are not allowed")
+	}
+	return nil
+}
+
+// checkSchemas checks schemas: null, or an object of JSON Schemas (objects) by version. It
+// returns nil for null.
+func checkSchemas(raw json.RawMessage) (json.RawMessage, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(t, &m); err != nil {
+		return nil, invalidField("body", "schemas", "must be an object of JSON Schemas by version, e.g. {\"1\": {\"type\": \"object\"}}")
+	}
+	for version, s := range m {
+		var obj map[string]any
+		if err := json.Unmarshal(s, &obj); err != nil || obj == nil {
+			return nil, invalidField("body", "schemas", "the schema of version "+strconv.Quote(version)+" must be a JSON object")
+		}
+	}
+	return json.RawMessage(bytes.Clone(t)), nil
+}

@@ -1,0 +1,147 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/hookd/hookd"
+)
+
+// messageRoutes registers Svix's message routes (the same paths in both specs).
+func (s *Server) messageRoutes() {
+	s.handle("GET /api/v1/app/{app_id}/msg", false, s.listMessages)
+	s.handle("POST /api/v1/app/{app_id}/msg", false, s.createMessage)
+	s.handle("GET /api/v1/app/{app_id}/msg/{msg_id}", false, s.getMessage)
+	s.handle("DELETE /api/v1/app/{app_id}/msg/{msg_id}/content", false, s.expungeMessageContent)
+}
+
+// msgPathApp finds the application named by the path's app_id (id or uid) and checks that the
+// caller may act on it.
+func (s *Server) msgPathApp(r *http.Request, rc *reqCtx) (*hookd.Application, error) {
+	a, err := s.client.GetApplication(r.Context(), r.PathValue("app_id"))
+	if err != nil {
+		return nil, err
+	}
+	if err := rc.appAllowed(a.ID); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// createMessage is v1.message.create: 202 with the message. A second message with an eventId the
+// application already has is 409, as in Svix, and sends nothing. With application set, a missing
+// application of the path is created first (its uid must equal the path's app_id).
+func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	withContent, err := queryBool(r, "with_content", true)
+	if err != nil {
+		return err
+	}
+	var in msgIn
+	if err := decodeBody(r, &in); err != nil {
+		return err
+	}
+	msg, err := in.check()
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	appID := r.PathValue("app_id")
+	a, err := s.client.GetApplication(ctx, appID)
+	if errors.Is(err, hookd.ErrNotFound) && in.Application != nil && rc.principal.AppID == "" {
+		switch {
+		case in.Application.UID == nil:
+			return invalidField("body", "application.uid", "Application UID not set in body")
+		case *in.Application.UID != appID:
+			return invalidField("body", "application.uid", "Application UID in the path and body must match")
+		}
+		a, err = s.client.CreateApplication(ctx, in.Application.toHookd())
+		if errors.Is(err, hookd.ErrConflict) {
+			// Created meanwhile by another request.
+			a, err = s.client.GetApplication(ctx, appID)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := rc.appAllowed(a.ID); err != nil {
+		return err
+	}
+	res, err := s.client.Send(ctx, a.ID, msg)
+	if err != nil {
+		return err
+	}
+	if res.Duplicate {
+		return conflict("A message with this eventId already exists (" + res.Message.ID + ").")
+	}
+	writeJSON(w, http.StatusAccepted, toMsgOut(res.Message, withContent))
+	return nil
+}
+
+// listMessages is v1.message.list: newest first, filtered by event_types, channel, before and
+// after.
+func (s *Server) listMessages(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	opts, err := listOptions(r)
+	if err != nil {
+		return err
+	}
+	withContent, err := queryBool(r, "with_content", true)
+	if err != nil {
+		return err
+	}
+	eventTypes, err := queryEventTypeSet(r)
+	if err != nil {
+		return err
+	}
+	channel, err := queryChannelName(r)
+	if err != nil {
+		return err
+	}
+	before, after, err := queryBeforeAfter(r)
+	if err != nil {
+		return err
+	}
+	a, err := s.msgPathApp(r, rc)
+	if err != nil {
+		return err
+	}
+	page, err := s.client.ListMessages(r.Context(), a.ID, hookd.MessageFilter{
+		EventTypes: eventTypes, Channel: channel, Before: before, After: after, ListOptions: opts,
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toList(page, func(m *hookd.Message) msgOut { return toMsgOut(m, withContent) }))
+	return nil
+}
+
+// getMessage is v1.message.get: by id or eventId.
+func (s *Server) getMessage(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	withContent, err := queryBool(r, "with_content", true)
+	if err != nil {
+		return err
+	}
+	a, err := s.msgPathApp(r, rc)
+	if err != nil {
+		return err
+	}
+	m, err := s.client.GetMessage(r.Context(), a.ID, r.PathValue("msg_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toMsgOut(m, withContent))
+	return nil
+}
+
+// expungeMessageContent is v1.message.expunge-content: the payload is deleted, 204. The message
+// then shows {"expired":true} as its payload and can no longer be resent.
+func (s *Server) expungeMessageContent(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	a, err := s.msgPathApp(r, rc)
+	if err != nil {
+		return err
+	}
+	if err := s.client.ExpungeMessageContent(r.Context(), a.ID, r.PathValue("msg_id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,153 @@
+// Package server is hookd's HTTP API: the open-source Svix server's API, so that the official Svix
+// SDKs work against hookd by changing their base URL. It is an http.Handler over a *hookd.Client.
+//
+// Two generations of the API are spoken. Svix renamed fields between the server the Go SDK
+// v1.44.0 was generated from (filterTypes, rateLimit) and today's (eventTypes, throttleRate), and
+// the Go SDK rejects any response field it does not know. Input accepts both names of a renamed
+// field; output carries exactly the fields of the caller's generation, chosen from the
+// User-Agent the Svix SDKs send (svix-libs/<version>/<language>): versions below 1.45 get the
+// 1.44 shapes, everything else today's.
+//
+// Every route but the health checks needs a bearer token: the admin token (the operator's, every
+// application) or an app-portal token (one application's, minted by
+// POST /api/v1/auth/app-portal-access/{app_id}). Every handler under /api/v1/app/{app_id} resolves
+// the application by id or uid and then calls rc.appAllowed(app.ID) (s.resolveApp does both):
+// another application is 403. Routes an app-portal token may never use (list, create, replace,
+// patch or delete applications, write event types, mint tokens) call rc.requireAdmin() first:
+// 403. App-portal tokens see only the event types without a feature flag.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/hookd/hookd"
+)
+
+// Config configures a Server. nil or zero fields mean the defaults.
+type Config struct {
+	// Auth checks bearer tokens. Required.
+	Auth Authenticator
+	// MaxBody bounds a request body in bytes (413 above it). Default: 1 MiB plus 64 KiB, so that
+	// a payload at hookd.Config.MaxPayload fits with its envelope.
+	MaxBody int64
+	// Logger receives one line per request at Debug and errors at Error. Default: discard.
+	Logger *slog.Logger
+}
+
+// Server is the HTTP API.
+type Server struct {
+	client *hookd.Client
+	cfg    Config
+	mux    *http.ServeMux
+	idem   keyLocks // one lock per Idempotency-Key in flight
+}
+
+// New returns the API over client.
+func New(client *hookd.Client, cfg *Config) (*Server, error) {
+	c := cfg.withDefaults()
+	if c.Auth == nil {
+		return nil, errMissingAuth
+	}
+	s := &Server{client: client, cfg: c, mux: http.NewServeMux()}
+	s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves the API. A trailing slash is ignored, as Svix does.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = strings.TrimRight(p, "/")
+		r = r2
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// handlerFunc is an API handler: it writes a response, or returns an error that the server turns
+// into the right status and a JSON body (see writeError).
+type handlerFunc func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error
+
+// reqCtx is what every handler knows about its request.
+type reqCtx struct {
+	gen       generation
+	principal Principal
+}
+
+// handle registers pattern ("GET /api/v1/app/{app_id}") with authentication (unless public),
+// the body limit, the generation, panic recovery, error mapping and, for a POST with an
+// Idempotency-Key, the replay of its first response.
+func (s *Server) handle(pattern string, public bool, h handlerFunc) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				s.cfg.Logger.Error("panic in handler", "pattern", pattern, "panic", v)
+				writeError(w, errInternal)
+			}
+		}()
+		rc := &reqCtx{gen: generationOf(r)}
+		if !public {
+			p, err := s.cfg.Auth.Authenticate(r.Context(), bearer(r))
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			rc.principal = p
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+		}
+		serve := func(w http.ResponseWriter) {
+			if err := h(w, r, rc); err != nil {
+				if isInternal(err) {
+					s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+				}
+				writeError(w, err)
+			}
+		}
+		s.idempotent(w, r, rc, serve) // a POST with Idempotency-Key: idempotency.go
+	})
+}
+
+// Principal is who a token speaks for: the operator (AppID empty) or one application's portal.
+type Principal struct {
+	AppID string // empty: admin, every application
+}
+
+// Authenticator checks a bearer token. It returns errUnauthorized (401) for a missing or unknown
+// token.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (Principal, error)
+}
+
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// appAllowed returns errForbidden unless the principal may act on the application with id appID.
+func (rc *reqCtx) appAllowed(appID string) error {
+	if rc.principal.AppID != "" && rc.principal.AppID != appID {
+		return errForbidden
+	}
+	return nil
+}
+
+func (c *Config) withDefaults() Config {
+	var out Config
+	if c != nil {
+		out = *c
+	}
+	if out.MaxBody == 0 {
+		out.MaxBody = 1<<20 + 64<<10
+	}
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.DiscardHandler)
+	}
+	return out
+}
