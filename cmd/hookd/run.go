@@ -37,6 +37,15 @@ func commands() []command {
 		{"demo", "deliver one event to four local endpoints and print the attempt log", runDemo},
 		{"pitfall", "measure seed 003's two pitfalls: inline sending, and one hanging endpoint", runPitfall},
 		{"bench", "measure throughput and latency on a fresh database (B1, B2, B3)", runBench},
+		{"serve", "run the workers and the HTTP API, with /metrics", runServe},
+		{"app", "create, list, show and delete applications on a running hookd serve", runApp},
+		{"endpoint", "add, list, show, disable, enable endpoints and rotate their secrets", runEndpoint},
+		{"event-type", "create, list and delete event types", runEventType},
+		{"send", "send a message to an application's endpoints", runSend},
+		{"messages", "list an application's messages", runMessages},
+		{"attempts", "list delivery attempts of a message or to an endpoint", runAttempts},
+		{"resend", "send a message to an endpoint again", runResend},
+		{"recover", "resend what failed to reach an endpoint since a time", runRecover},
 	}
 }
 
@@ -106,7 +115,7 @@ func printUsage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("hookd: signed, retryable outgoing webhooks\n\nUsage:\n  hookd <command> [flags]\n\nCommands:\n")
 	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
 	}
 	b.WriteString("\nRun \"hookd <command> --help\" for a command's flags.\n")
 	b.WriteString("\nExit codes:\n  0  success\n  1  the check failed (for verify: the signature is not valid) or the command failed\n  2  usage error: a wrong or missing flag or argument\n")

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	svix "github.com/svix/svix-webhooks/go"
+)
+
+// runApp handles "hookd app create|list|get|delete".
+func runApp(ctx context.Context, e *env, args []string) error {
+	return runGroup(ctx, e, "app", "Manages applications: each is one customer, with its own endpoints and messages.", []subcommand{
+		{"create", "create an application (app create --name N [--uid U])", runAppCreate},
+		{"list", "list the applications", runAppList},
+		{"get", "show one application (app get APP)", runAppGet},
+		{"delete", "delete an application with its endpoints and messages (app delete APP)", runAppDelete},
+	}, args)
+}
+
+func runAppCreate(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "app create", "app create --name N [--uid U]\n\nCreates an application. --uid is your own id for it (letters, digits, - _ .);\nevery command accepts it wherever APP is asked."+clientHelp)
+	name := f.String("name", "", "the application's name (required)")
+	uid := f.String("uid", "", "your unique id for the application (optional)")
+	cf := addClientFlags(f)
+	if _, err := f.parseArgs(args); err != nil {
+		return err
+	}
+	if *name == "" {
+		return usageErrorf(`e.g. hookd app create --name "Acme Corp" --uid acme`, "app create: --name is required")
+	}
+	c, err := cf.connect(e)
+	if err != nil {
+		return err
+	}
+	in := &svix.ApplicationIn{Name: *name}
+	if *uid != "" {
+		in.Uid = uid
+	}
+	app, err := c.sdk.Application.CreateWithOptions(ctx, in, once())
+	if err != nil {
+		return c.fail("create application", err)
+	}
+	return c.printApp(app)
+}
+
+func runAppList(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "app list", "app list [--limit N]\n\nLists the applications."+clientHelp)
+	limit := limitFlag(f, "applications")
+	cf := addClientFlags(f)
+	if _, err := f.parseArgs(args); err != nil {
+		return err
+	}
+	if err := checkLimit(f, *limit); err != nil {
+		return err
+	}
+	c, err := cf.connect(e)
+	if err != nil {
+		return err
+	}
+	apps, more, err := collect(*limit, func(it *string, n int32) (page[svix.ApplicationOut], error) {
+		l, err := c.sdk.Application.List(ctx, &svix.ApplicationListOptions{Iterator: it, Limit: &n})
+		if err != nil {
+			return page[svix.ApplicationOut]{}, err
+		}
+		return page[svix.ApplicationOut]{l.Data, l.Done, l.Iterator.Get()}, nil
+	})
+	if err != nil {
+		return c.fail("list applications", err)
+	}
+	c.noteMore(more, *limit)
+	if c.json {
+		return c.printJSON(apps)
+	}
+	rows := make([][]string, 0, len(apps))
+	for _, a := range apps {
+		rows = append(rows, []string{a.Id, orDash(deref(a.Uid)), a.Name, formatTime(a.CreatedAt)})
+	}
+	c.printTable([]string{"ID", "UID", "NAME", "CREATED"}, rows)
+	return nil
+}
+
+func runAppGet(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "app get", "app get APP\n\nShows one application; APP is its id or uid."+clientHelp)
+	cf := addClientFlags(f)
+	pos, err := f.parseArgs(args, "APP")
+	if err != nil {
+		return err
+	}
+	c, err := cf.connect(e)
+	if err != nil {
+		return err
+	}
+	app, err := c.sdk.Application.Get(ctx, pos[0])
+	if err != nil {
+		return c.fail("get application "+pos[0], err)
+	}
+	return c.printApp(app)
+}
+
+func runAppDelete(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "app delete", "app delete APP\n\nDeletes an application with its endpoints and messages; APP is its id or uid."+clientHelp)
+	cf := addClientFlags(f)
+	pos, err := f.parseArgs(args, "APP")
+	if err != nil {
+		return err
+	}
+	c, err := cf.connect(e)
+	if err != nil {
+		return err
+	}
+	if err := c.sdk.Application.Delete(ctx, pos[0]); err != nil {
+		return c.fail("delete application "+pos[0], err)
+	}
+	if c.json {
+		return c.printJSON(map[string]any{"id": pos[0], "deleted": true})
+	}
+	fmt.Fprintf(e.stdout, "deleted application %s\n", pos[0])
+	return nil
+}
+
+func (c *conn) printApp(a *svix.ApplicationOut) error {
+	if c.json {
+		return c.printJSON(a)
+	}
+	rate := "-"
+	if a.RateLimit != nil {
+		rate = strconv.Itoa(int(*a.RateLimit)) + "/s"
+	}
+	c.printFields(
+		[2]string{"id", a.Id},
+		[2]string{"uid", orDash(deref(a.Uid))},
+		[2]string{"name", a.Name},
+		[2]string{"rate limit", rate},
+		[2]string{"created", formatTime(a.CreatedAt)},
+		[2]string{"updated", formatTime(a.UpdatedAt)},
+	)
+	return nil
+}

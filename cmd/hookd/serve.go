@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/delivery"
+	"github.com/hookd/hookd/metrics"
+	"github.com/hookd/hookd/server"
+	"github.com/hookd/hookd/sqlite"
+)
+
+// Limits of the HTTP server and of the shutdown.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 60 * time.Second // a body of --max-payload on a slow link
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
+	shutdownTimeout   = 10 * time.Second // for the requests in flight
+	drainExtra        = 5 * time.Second  // beyond --timeout, for the attempts in flight
+	maxBodyOverhead   = 64 << 10         // a message's envelope around its payload
+)
+
+// runServe handles "hookd serve".
+func runServe(ctx context.Context, e *env, args []string) error {
+	cfg, err := parseServeConfig(e, args, os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, e, cfg)
+}
+
+// newLogger returns the logger of serve, on stderr.
+func newLogger(w io.Writer, cfg *serveConfig) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.logLevel}
+	if cfg.logJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// serve runs until ctx ends, then shuts down in order: requests, attempts, database.
+func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
+	logger := newLogger(e.stderr, cfg)
+	// fail reports a start-up failure; one caused by ctx ending (SIGTERM during start-up) is a stop.
+	fail := func(hint, format string, args ...any) error {
+		if ctx.Err() != nil {
+			logger.Info("start-up interrupted", "error", fmt.Sprintf(format, args...))
+			return nil
+		}
+		return failf(hint, format, args...)
+	}
+
+	store, err := sqlite.Open(ctx, cfg.dbPath, &sqlite.Config{Logger: logger})
+	if err != nil {
+		return fail("check that the directory exists and is writable, and that no other hookd uses the file",
+			"serve: open the database: %v", err)
+	}
+	defer func() {
+		if cerr := store.Close(); cerr != nil && err == nil {
+			err = failf("", "serve: %v", cerr)
+		}
+	}()
+
+	m := metrics.New(store, &metrics.Config{Logger: logger})
+	client, err := hookd.NewClient(store, &hookd.Config{
+		Logger:        logger,
+		Workers:       cfg.workers,
+		Delivery:      &delivery.Config{Timeout: cfg.timeout, AllowSubnets: cfg.allowSubnets},
+		RetrySchedule: cfg.retrySchedule,
+		MaxPayload:    cfg.maxPayload,
+		OnAttempt:     m.OnAttempt,
+	})
+	if err != nil {
+		return fail("", "serve: %v", err)
+	}
+	auth, generated, err := server.NewTokenAuth(ctx, store, cfg.token, time.Now)
+	if err != nil {
+		return fail("", "serve: %v", err)
+	}
+	api, err := server.New(client, &server.Config{
+		Auth:    auth,
+		Logger:  logger,
+		MaxBody: int64(cfg.maxPayload) + maxBodyOverhead,
+	})
+	if err != nil {
+		return fail("", "serve: %v", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m)
+	mux.Handle("/", api)
+
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.listen)
+	if err != nil {
+		return fail("choose another --listen, or stop what holds the address", "serve: %v", err)
+	}
+	defer ln.Close() // after Shutdown, a no-op
+	// The queue stops when its Start context ends; it must outlive ctx to drain after the HTTP
+	// server, so it gets a context that is never cancelled and Stop ends it.
+	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
+		return fail("", "serve: %v", err)
+	}
+
+	if generated != "" {
+		fmt.Fprintf(e.stderr, "admin token (shown once, store it): %s\n", generated)
+	}
+	url := "http://" + ln.Addr().String()
+	fmt.Fprintf(e.stderr, "listening on %s\n", url)
+	logger.Info("hookd serving", "url", url, "db", cfg.dbPath,
+		"workers", cfg.workers[hookd.LaneFirst], "timeout", cfg.timeout, "allow_subnets", len(cfg.allowSubnets))
+
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down: no new requests, then draining the attempts in flight")
+	case serveErr = <-served:
+		logger.Error("HTTP server stopped", "error", serveErr)
+	}
+	shutdown(srv, client, cfg, logger)
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return failf("", "serve: %v", serveErr)
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// shutdown stops the HTTP server (requests in flight get shutdownTimeout) and then the client
+// (attempts in flight get the delivery timeout and drainExtra).
+func shutdown(srv *http.Server, client *hookd.Client, cfg *serveConfig, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Warn("requests still in flight were cut off", "after", shutdownTimeout, "error", err)
+		_ = srv.Close()
+	}
+	cancel()
+	ctx, cancel = context.WithTimeout(context.Background(), cfg.timeout+drainExtra)
+	defer cancel()
+	if err := client.Stop(ctx); err != nil {
+		logger.Warn("attempts still in flight were abandoned; they are made again on the next start", "error", err)
+	}
+}

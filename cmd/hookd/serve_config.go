@@ -1,0 +1,313 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/hookd/hookd"
+)
+
+const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH] [--token TOKEN] [--allow-subnets CIDRS]
+             [--retry-schedule WAITS] [--timeout D] [--workers N] [--max-payload SIZE]
+             [--log-format text|json] [--log-level LEVEL]
+
+Runs hookd: the workers that deliver webhooks and the HTTP API (Svix-compatible, under
+/api/v1, bearer token), with /metrics (Prometheus text format, no token) and
+/api/v1/health (no token) on the same address.
+
+Every flag may come from its environment variable instead (named in each flag's
+help); a flag beats its variable, a variable beats the default. A wrong value stops
+start-up with exit code 2.
+
+Without --token, the first start generates an admin token and prints it once on
+stderr; only its hash is stored, and later starts keep it. --token replaces it.
+
+--workers N sets the attempts in flight: N for first attempts, N/2 for retries,
+N/10 for manual attempts (at least 1 each). Unset, N is sized to the machine: 50 per
+CPU, at most 400 (here: %d).
+
+On SIGTERM or SIGINT: stops taking requests (waiting up to 10 s for those in
+flight), waits for the attempts in flight (up to --timeout + 5 s; an unfinished one
+is made again on the next start), closes the database and exits 0.`
+
+// serveConfig is the configuration of "hookd serve", parsed and checked.
+type serveConfig struct {
+	listen        string
+	dbPath        string
+	token         string // empty: keep the stored admin token, or generate one
+	allowSubnets  []netip.Prefix
+	retrySchedule []time.Duration // nil: hookd.DefaultRetrySchedule
+	timeout       time.Duration
+	workers       map[hookd.Lane]int
+	maxPayload    int
+	logJSON       bool
+	logLevel      slog.Level
+}
+
+// setting is one flag of serve, the environment variables it may come from, and its parser.
+type setting struct {
+	name  string   // the flag, without dashes
+	envs  []string // the variables read when the flag is not given, first set wins
+	def   string   // the default; "" when the parser gives it
+	usage string
+	parse func(c *serveConfig, v string) error // the error says what the flag accepts
+
+	value *string // the flag's value once registered
+}
+
+// serveSettings are serve's flags, in the order their values are checked.
+func serveSettings() []*setting {
+	return []*setting{
+		{name: "listen", envs: []string{"HOOKD_LISTEN"}, def: "127.0.0.1:8071",
+			usage: "`ADDR` (host:port) to serve the API and /metrics on; port 0 picks a free one",
+			parse: parseListen},
+		{name: "db", envs: []string{"HOOKD_DB", "DATABASE_URL"}, def: "sqlite:hookd.db",
+			usage: "the database: sqlite:`PATH` or a bare path (postgres:// arrives later)",
+			parse: parseDB},
+		{name: "token", envs: []string{"HOOKD_TOKEN"},
+			usage: "the admin bearer `TOKEN` (replaces the stored one); unset: generated on the first start and printed once",
+			parse: parseToken},
+		{name: "allow-subnets", envs: []string{"HOOKD_ALLOW_SUBNETS"},
+			usage: "comma-separated `CIDRS` that endpoints may resolve to despite the SSRF guard, e.g. 10.0.0.0/8 (default none: private, loopback and link-local addresses are refused)",
+			parse: parseAllowSubnets},
+		{name: "retry-schedule", envs: []string{"HOOKD_RETRY_SCHEDULE"}, def: "5s,5m,30m,2h,5h,10h,14h,20h,24h",
+			usage: "comma-separated `WAITS` before each retry (their number is the number of retries), or none",
+			parse: parseRetrySchedule},
+		{name: "timeout", envs: []string{"HOOKD_TIMEOUT"}, def: "15s",
+			usage: "the longest one attempt may take (`DURATION`), connecting and reading the response included",
+			parse: parseTimeout},
+		{name: "workers", envs: []string{"HOOKD_WORKERS"},
+			usage: fmt.Sprintf("`N` first attempts in flight, N/2 retries, N/10 manual (default: 50 per CPU, at most 400; here %d)", defaultWorkers()),
+			parse: parseWorkers},
+		{name: "max-payload", envs: []string{"HOOKD_MAX_PAYLOAD"}, def: "1MiB",
+			usage: "the largest message payload (`SIZE`): bytes, or a number with KiB, MiB, KB or MB",
+			parse: parseMaxPayload},
+		{name: "log-format", envs: []string{"HOOKD_LOG_FORMAT"}, def: "text",
+			usage: "log lines on stderr as `FORMAT`: text or json",
+			parse: parseLogFormat},
+		{name: "log-level", envs: []string{"HOOKD_LOG_LEVEL"}, def: "info",
+			usage: "the least `LEVEL` logged: debug, info, warn or error",
+			parse: parseLogLevel},
+	}
+}
+
+// parseServeConfig reads serve's flags from args and, for each flag not given, its environment
+// variable (through lookupEnv) or its default.
+func parseServeConfig(e *env, args []string, lookupEnv func(string) (string, bool)) (*serveConfig, error) {
+	settings := serveSettings()
+	f := newFlags(e, "serve", fmt.Sprintf(serveUsage, defaultWorkers()))
+	for _, s := range settings {
+		usage := s.usage + " (env " + strings.Join(s.envs, ", or ") + ")"
+		s.value = f.String(s.name, s.def, usage)
+	}
+	if err := f.parse(args); err != nil {
+		return nil, err
+	}
+	given := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+
+	c := &serveConfig{workers: lanes(defaultWorkers())}
+	hint := `run "hookd serve --help" for the flags and what they accept`
+	for _, s := range settings {
+		v, from := *s.value, "--"+s.name
+		if !given[s.name] {
+			for _, name := range s.envs {
+				if ev, ok := lookupEnv(name); ok && ev != "" {
+					v, from = ev, name+" (for --"+s.name+")"
+					break
+				}
+			}
+		}
+		if v == "" && s.def == "" && !given[s.name] {
+			continue // no default to parse: the zero value stands
+		}
+		if err := s.parse(c, v); err != nil {
+			shown := strconv.Quote(v)
+			if s.name == "token" {
+				shown = "" // never echo a secret
+			} else if s.name == "db" {
+				shown = strconv.Quote(redactURL(v))
+			}
+			if shown != "" {
+				shown = " " + shown
+			}
+			return nil, usageErrorf(hint, "%s%s: %v", from, shown, err)
+		}
+	}
+	return c, nil
+}
+
+func parseListen(c *serveConfig, v string) error {
+	host, port, err := net.SplitHostPort(v)
+	if _, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || strings.ContainsAny(host, " /") {
+		return errors.New("use HOST:PORT, e.g. 127.0.0.1:8071, :8071 (every interface) or 127.0.0.1:0 (a free port)")
+	}
+	c.listen = v
+	return nil
+}
+
+func parseDB(c *serveConfig, v string) error {
+	lower := strings.ToLower(v)
+	path := v
+	switch {
+	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
+		return errors.New("postgres is not yet supported in this build; use sqlite:PATH for now")
+	case strings.HasPrefix(lower, "sqlite:"):
+		path = v[len("sqlite:"):]
+		if strings.HasPrefix(path, "//") { // sqlite://rel.db, sqlite:///abs/path.db
+			path = path[2:]
+		}
+	case strings.Contains(v, "://"):
+		return errors.New("use sqlite:PATH (postgres:// arrives later)")
+	}
+	if strings.TrimSpace(path) == "" {
+		return errors.New("the path is empty; use sqlite:PATH, e.g. sqlite:/var/lib/hookd/hookd.db")
+	}
+	c.dbPath = path
+	return nil
+}
+
+// redactURL hides the password of a URL-shaped value (a DATABASE_URL), to echo it in an error.
+func redactURL(v string) string {
+	if u, err := url.Parse(v); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	if i := strings.Index(v, "://"); i >= 0 && strings.Contains(v[i:], "@") {
+		return v[:i+3] + "xxxxx@" + v[strings.LastIndex(v, "@")+1:]
+	}
+	return v
+}
+
+func parseToken(c *serveConfig, v string) error {
+	for _, r := range v {
+		if r > unicode.MaxASCII || !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return errors.New("use printable ASCII without spaces (it travels in an Authorization header)")
+		}
+	}
+	c.token = v
+	return nil
+}
+
+func parseAllowSubnets(c *serveConfig, v string) error {
+	c.allowSubnets = nil
+	for part := range strings.SplitSeq(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			return errors.New("not a CIDR, e.g. 127.0.0.0/8,10.0.0.0/8")
+		}
+		c.allowSubnets = append(c.allowSubnets, p.Masked())
+	}
+	return nil
+}
+
+func parseRetrySchedule(c *serveConfig, v string) error {
+	const accepts = "use waits separated by commas, e.g. 5s,5m,30m,2h, or none for no retries"
+	if strings.EqualFold(strings.TrimSpace(v), "none") {
+		c.retrySchedule = []time.Duration{}
+		return nil
+	}
+	var out []time.Duration
+	for part := range strings.SplitSeq(v, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d < 0 {
+			return fmt.Errorf("%q is not a wait; %s", part, accepts)
+		}
+		out = append(out, d)
+	}
+	c.retrySchedule = out
+	return nil
+}
+
+func parseTimeout(c *serveConfig, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return errors.New("use a duration above zero, e.g. 15s or 1m30s")
+	}
+	c.timeout = d
+	return nil
+}
+
+// maxWorkers bounds --workers.
+const maxWorkers = 10000
+
+func parseWorkers(c *serveConfig, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxWorkers {
+		return fmt.Errorf("use a whole number from 1 to %d (first attempts in flight)", maxWorkers)
+	}
+	c.workers = lanes(n)
+	return nil
+}
+
+// defaultWorkers sizes the first lane to the machine: 50 per CPU, at most 400.
+func defaultWorkers() int { return min(50*runtime.NumCPU(), 400) }
+
+// lanes splits n into the lanes: n first attempts, n/2 retries, n/10 manual, at least 1 each.
+func lanes(n int) map[hookd.Lane]int {
+	return map[hookd.Lane]int{hookd.LaneFirst: n, hookd.LaneRetry: max(n/2, 1), hookd.LaneManual: max(n/10, 1)}
+}
+
+// maxPayloadLimit bounds --max-payload.
+const maxPayloadLimit = 64 << 20
+
+func parseMaxPayload(c *serveConfig, v string) error {
+	accepts := "use a size from 1 byte to 64MiB, e.g. 1048576, 512KiB or 1MiB"
+	s := strings.TrimSpace(v)
+	i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	if i < 0 {
+		i = len(s)
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil {
+		return errors.New(accepts)
+	}
+	unit := map[string]int64{"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "kb": 1000, "mb": 1000 * 1000}
+	mult, ok := unit[strings.ToLower(strings.TrimSpace(s[i:]))]
+	if !ok || n < 1 || n > maxPayloadLimit/mult {
+		return errors.New(accepts)
+	}
+	c.maxPayload = int(n * mult)
+	return nil
+}
+
+func parseLogFormat(c *serveConfig, v string) error {
+	switch strings.ToLower(v) {
+	case "text":
+		c.logJSON = false
+	case "json":
+		c.logJSON = true
+	default:
+		return errors.New("use text or json")
+	}
+	return nil
+}
+
+func parseLogLevel(c *serveConfig, v string) error {
+	switch strings.ToLower(v) {
+	case "debug":
+		c.logLevel = slog.LevelDebug
+	case "info":
+		c.logLevel = slog.LevelInfo
+	case "warn", "warning":
+		c.logLevel = slog.LevelWarn
+	case "error":
+		c.logLevel = slog.LevelError
+	default:
+		return errors.New("use debug, info, warn or error")
+	}
+	return nil
+}
