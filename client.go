@@ -18,6 +18,7 @@ type Client struct {
 	http   *delivery.Client
 	states *endpointStates
 	rec    *recorder
+	sends  sendBatcher
 
 	mu      sync.Mutex
 	started bool

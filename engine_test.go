@@ -2,6 +2,7 @@ package hookd_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/netip"
 	"path/filepath"
@@ -444,5 +445,45 @@ func TestUnsupportedTx(t *testing.T) {
 	_, err := b.client.SendTx(b.ctx, "not a tx", "acme", &hookd.MessageIn{EventType: "x", Payload: map[string]int{}})
 	if err == nil || !strings.Contains(err.Error(), "unsupported") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Concurrent Sends share a transaction; one that fails (an unknown application) fails alone.
+func TestConcurrentSendsOneFailing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ep := b.endpoint(t, "/ok", nil, nil)
+	var wg sync.WaitGroup
+	errs := make([]error, 20)
+	ids := make([]string, 20)
+	for i := range 20 {
+		wg.Go(func() {
+			app := "acme"
+			if i == 7 {
+				app = "nobody"
+			}
+			res, err := b.client.Send(b.ctx, app, &hookd.MessageIn{EventType: "invoice.paid", Payload: map[string]int{"n": i}})
+			errs[i] = err
+			if err == nil {
+				ids[i] = res.Message.ID
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if i == 7 {
+			if !errors.Is(err, hookd.ErrNotFound) {
+				t.Errorf("send to an unknown application: %v, want ErrNotFound", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("send %d: %v", i, err)
+			continue
+		}
+		b.waitStatus(t, ids[i], ep.ID, hookd.DeliveryDelivered)
+	}
+	if n := len(b.recv.Requests("/ok")); n != 19 {
+		t.Errorf("receiver got %d requests, want 19", n)
 	}
 }

@@ -43,22 +43,14 @@ type SendResult struct {
 }
 
 // Send writes the message, one delivery per matching endpoint of the application (by id or uid),
-// and one job per delivery, in one transaction. It never waits on a customer's server.
+// and one job per delivery, in one transaction (shared with concurrent Sends). It never waits on
+// a customer's server.
 func (c *Client) Send(ctx context.Context, app string, msg *MessageIn) (*SendResult, error) {
 	m, err := c.prepare(msg)
 	if err != nil {
 		return nil, err
 	}
-	var res *SendResult
-	err = c.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		res, err = c.sendIn(ctx, tx, app, m)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return c.sendBatched(ctx, app, m)
 }
 
 // SendTx is Send inside the caller's own transaction (a *sql.Tx from the store's database, or
