@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hookd/hookd/delivery"
 )
@@ -22,6 +23,7 @@ type Client struct {
 
 	mu      sync.Mutex
 	started bool
+	opsApp  atomic.Value       // string: the operator's application, when operational webhooks are configured
 	cancel  context.CancelFunc // ends the recorder
 	recDone chan struct{}
 }
@@ -65,6 +67,11 @@ func (c *Client) Start(ctx context.Context) error {
 	if c.started {
 		return errors.New("hookd: client already started")
 	}
+	opsApp, err := c.ensureOperational(ctx)
+	if err != nil {
+		return err
+	}
+	c.opsApp.Store(opsApp)
 	recCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.recDone = make(chan struct{})
 	go func() {

@@ -60,6 +60,14 @@ type Config struct {
 	// JobTimeout bounds one job (an attempt and its bookkeeping). Default: the delivery timeout
 	// plus 30 s.
 	JobTimeout time.Duration
+	// OperationalWebhookURL, when set, receives operational events (endpoint.created, .updated,
+	// .deleted, .disabled, message.attempt.exhausted, .failing, .recovered) as signed webhooks,
+	// through an application of its own (uid "hookd-operational"). Default: none (the events are
+	// still recorded; see Client.ListOperationalEvents).
+	OperationalWebhookURL string
+	// OperationalWebhookSecret signs them (whsec_). Default: generated at the first Start; read it
+	// with EndpointSecret(ctx, "hookd-operational", "operator").
+	OperationalWebhookSecret string
 	// OnAttempt, when set, is called after each attempt is recorded, with the delivery's new
 	// status (metrics hook). It must not block. Default: none.
 	OnAttempt func(a *Attempt, status DeliveryStatus)

@@ -153,13 +153,20 @@ func (c *Client) EditEndpoint(ctx context.Context, app, endpoint string, edit fu
 		if err := tx.UpdateEndpoint(ctx, ep); err != nil {
 			return err
 		}
+		ops := []OperationalEvent{c.endpointOp(OpEndpointUpdated, ep, "")}
 		if in.Disabled != ep.Disabled {
 			if err := tx.SetEndpointDisabled(ctx, ep.ID, in.Disabled, "manual", now); err != nil {
 				return err
 			}
+			if in.Disabled {
+				ops = append(ops, c.endpointOp(OpEndpointDisabled, ep, "manual"))
+			}
 		}
 		out, err = tx.GetEndpoint(ctx, a.ID, ep.ID)
-		return err
+		if err != nil {
+			return err
+		}
+		return c.emitOps(ctx, tx, ops)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("hookd: edit endpoint %q: %w", endpoint, err)

@@ -222,9 +222,11 @@ func (c *Client) CreateEndpoint(ctx context.Context, app string, in *EndpointIn)
 		}
 		if in.Disabled {
 			ep.Disabled, ep.DisabledReason, ep.DisabledAt = true, "manual", &now
-			return tx.SetEndpointDisabled(ctx, ep.ID, true, "manual", now)
+			if err := tx.SetEndpointDisabled(ctx, ep.ID, true, "manual", now); err != nil {
+				return err
+			}
 		}
-		return nil
+		return c.emitOps(ctx, tx, []OperationalEvent{c.endpointOp(OpEndpointCreated, ep, "")})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("hookd: create endpoint: %w", err)
@@ -251,31 +253,10 @@ func (c *Client) UpdateEndpoint(ctx context.Context, app, endpoint string, in *E
 	if err := in.check(); err != nil {
 		return nil, err
 	}
-	var out *Endpoint
-	err := c.inApp(ctx, app, func(tx Tx, a *Application) error {
-		ep, err := tx.GetEndpoint(ctx, a.ID, endpoint)
-		if err != nil {
-			return err
-		}
-		in.apply(ep)
-		now := c.now()
-		ep.UpdatedAt = now
-		if err := tx.UpdateEndpoint(ctx, ep); err != nil {
-			return err
-		}
-		if in.Disabled != ep.Disabled {
-			if err := tx.SetEndpointDisabled(ctx, ep.ID, in.Disabled, "manual", now); err != nil {
-				return err
-			}
-		}
-		out, err = tx.GetEndpoint(ctx, a.ID, ep.ID)
-		return err
+	return c.EditEndpoint(ctx, app, endpoint, func(cur *EndpointIn) error {
+		*cur = *in
+		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("hookd: update endpoint %q: %w", endpoint, err)
-	}
-	c.states.invalidate(out.ID)
-	return out, nil
 }
 
 // DeleteEndpoint deletes an endpoint; its pending deliveries are cancelled when their jobs run.
@@ -287,7 +268,10 @@ func (c *Client) DeleteEndpoint(ctx context.Context, app, endpoint string) error
 			return err
 		}
 		id = ep.ID
-		return tx.DeleteEndpoint(ctx, ep.ID)
+		if err := tx.DeleteEndpoint(ctx, ep.ID); err != nil {
+			return err
+		}
+		return c.emitOps(ctx, tx, []OperationalEvent{c.endpointOp(OpEndpointDeleted, ep, "")})
 	})
 	if err != nil {
 		return fmt.Errorf("hookd: delete endpoint %q: %w", endpoint, err)
@@ -317,7 +301,13 @@ func (c *Client) SetEndpointDisabled(ctx context.Context, app, endpoint string, 
 			return err
 		}
 		id = ep.ID
-		return tx.SetEndpointDisabled(ctx, ep.ID, disabled, reason, c.now())
+		if err := tx.SetEndpointDisabled(ctx, ep.ID, disabled, reason, c.now()); err != nil {
+			return err
+		}
+		if !disabled || ep.Disabled {
+			return nil
+		}
+		return c.emitOps(ctx, tx, []OperationalEvent{c.endpointOp(OpEndpointDisabled, ep, reason)})
 	})
 	if err != nil {
 		return fmt.Errorf("hookd: set endpoint %q disabled=%t: %w", endpoint, disabled, err)

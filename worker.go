@@ -213,10 +213,8 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 				return err
 			}
 		}
-		if len(ops) > 0 {
-			if err := tx.InsertOperationalEvents(ctx, ops); err != nil {
-				return err
-			}
+		if err := c.emitOps(ctx, tx, ops); err != nil {
+			return err
 		}
 		if next != nil {
 			return c.queue.EnqueueTx(ctx, tx, []Job{*next})

@@ -79,6 +79,9 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		RetrySchedule: cfg.retrySchedule,
 		MaxPayload:    cfg.maxPayload,
 		OnAttempt:     m.OnAttempt,
+
+		OperationalWebhookURL:    cfg.opsURL,
+		OperationalWebhookSecret: cfg.opsSecret,
 	})
 	if err != nil {
 		return fail("", "serve: %v", err)

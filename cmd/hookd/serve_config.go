@@ -15,6 +15,8 @@ import (
 	"unicode"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/delivery"
+	"github.com/hookd/hookd/signature"
 )
 
 const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH] [--token TOKEN] [--allow-subnets CIDRS]
@@ -52,6 +54,8 @@ type serveConfig struct {
 	maxPayload    int
 	logJSON       bool
 	logLevel      slog.Level
+	opsURL        string // operational webhooks; empty: none
+	opsSecret     string
 }
 
 // setting is one flag of serve, the environment variables it may come from, and its parser.
@@ -92,6 +96,12 @@ func serveSettings() []*setting {
 		{name: "max-payload", envs: []string{"HOOKD_MAX_PAYLOAD"}, def: "1MiB",
 			usage: "the largest message payload (`SIZE`): bytes, or a number with KiB, MiB, KB or MB",
 			parse: parseMaxPayload},
+		{name: "operational-webhook-url", envs: []string{"HOOKD_OPERATIONAL_WEBHOOK_URL"},
+			usage: "`URL` that receives operational webhooks (endpoint.disabled, message.attempt.exhausted, ...), signed (default none)",
+			parse: parseOpsURL},
+		{name: "operational-webhook-secret", envs: []string{"HOOKD_OPERATIONAL_WEBHOOK_SECRET"},
+			usage: "whsec_ `SECRET` that signs operational webhooks (default: generated once; read it with \"hookd endpoint secret hookd-operational operator\")",
+			parse: parseOpsSecret},
 		{name: "log-format", envs: []string{"HOOKD_LOG_FORMAT"}, def: "text",
 			usage: "log lines on stderr as `FORMAT`: text or json",
 			parse: parseLogFormat},
@@ -133,7 +143,7 @@ func parseServeConfig(e *env, args []string, lookupEnv func(string) (string, boo
 		}
 		if err := s.parse(c, v); err != nil {
 			shown := strconv.Quote(v)
-			if s.name == "token" {
+			if s.name == "token" || s.name == "operational-webhook-secret" {
 				shown = "" // never echo a secret
 			} else if s.name == "db" {
 				shown = strconv.Quote(redactURL(v))
@@ -309,5 +319,27 @@ func parseLogLevel(c *serveConfig, v string) error {
 	default:
 		return errors.New("use debug, info, warn or error")
 	}
+	return nil
+}
+
+func parseOpsURL(c *serveConfig, v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := delivery.ValidateURL(v); err != nil {
+		return fmt.Errorf("%v; give the http(s) URL of your operations receiver", err)
+	}
+	c.opsURL = v
+	return nil
+}
+
+func parseOpsSecret(c *serveConfig, v string) error {
+	if v == "" {
+		return nil
+	}
+	if _, err := signature.NewSigner(v); err != nil {
+		return fmt.Errorf("not a signing secret (%v); \"hookd secret new\" makes one", err)
+	}
+	c.opsSecret = v
 	return nil
 }

@@ -284,6 +284,8 @@ func TestServeBadValues(t *testing.T) {
 		{[]string{"--listen", "127.0.0.1:99999"}, `--listen "127.0.0.1:99999"`},
 		{[]string{"--max-payload", "0"}, `--max-payload "0": use a size from 1 byte to 64MiB`},
 		{[]string{"--max-payload", "1GiB"}, `--max-payload "1GiB"`},
+		{[]string{"--operational-webhook-url", "ftp://ops"}, `--operational-webhook-url "ftp://ops"`},
+		{[]string{"--operational-webhook-secret", "whsec_short"}, `hookd secret new`},
 		{[]string{"--log-format", "xml"}, `--log-format "xml": use text or json`},
 		{[]string{"--log-level", "loud"}, `--log-level "loud": use debug, info, warn or error`},
 		{[]string{"--token", "two words"}, `--token: use printable ASCII without spaces`},
