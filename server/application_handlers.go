@@ -1,10 +1,8 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -318,33 +316,6 @@ func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request, rc *r
 	return nil
 }
 
-// appPathParam reads {app_id}: an application id or uid, 1 to 256 characters of
-// [a-zA-Z0-9-_.] (422 otherwise).
-func appPathParam(r *http.Request) (string, error) {
-	v := r.PathValue("app_id")
-	if v == "" || len(v) > 256 || !svixID.MatchString(v) {
-		return "", invalidField("path", "app_id", "must be an application id or uid: 1 to 256 characters of [a-zA-Z0-9-_.]")
-	}
-	return v, nil
-}
-
-// resolveApp finds the application of {app_id} by id or uid (404) and checks that the caller's
-// token may act on it (403). Every handler under /api/v1/app/{app_id} starts with it.
-func (s *Server) resolveApp(r *http.Request, rc *reqCtx) (*hookd.Application, error) {
-	ref, err := appPathParam(r)
-	if err != nil {
-		return nil, err
-	}
-	app, err := s.client.GetApplication(r.Context(), ref)
-	if err != nil {
-		return nil, err
-	}
-	if err := rc.appAllowed(app.ID); err != nil {
-		return nil, err
-	}
-	return app, nil
-}
-
 // queryOrder reads order: ascending (the default, false) or descending (true).
 func queryOrder(r *http.Request) (bool, error) {
 	switch r.URL.Query().Get("order") {
@@ -397,21 +368,4 @@ func optionalOf[T any](p *T) optional[T] {
 		return optional[T]{}
 	}
 	return optional[T]{Set: true, Value: *p}
-}
-
-// decodeOptionalBody is decodeBody for a body that may be absent or empty (v stays zero).
-func decodeOptionalBody(r *http.Request, v any) error {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return mb
-		}
-		return badRequest("invalid_body", "The request body could not be read.")
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return decodeBody(r, v)
 }

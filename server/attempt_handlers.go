@@ -37,40 +37,16 @@ var emptyAttemptList = listOut[any]{Data: []any{}, Done: true}
 // endpointID: id, uid or eventId; "" for any), filtered by status, status_code_class,
 // event_types, channel, before and after.
 func (s *Server) listAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx, msgID, endpointID string) error {
-	opts, err := listOptions(r)
-	if err != nil {
-		return err
-	}
-	withContent, err := queryBool(r, "with_content", true)
-	if err != nil {
-		return err
-	}
-	status, err := queryMsgStatus(r)
-	if err != nil {
-		return err
-	}
-	codeClass, err := queryStatusCodeClass(r)
-	if err != nil {
-		return err
-	}
-	eventTypes, err := queryEventTypeSet(r)
-	if err != nil {
-		return err
-	}
-	channel, err := queryChannelName(r)
-	if err != nil {
-		return err
-	}
-	before, after, err := queryBeforeAfter(r)
+	q, err := readListQuery(r, filterStatus|filterCodeClass)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	a, err := s.msgPathApp(r, rc)
+	a, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}
-	f := hookd.AttemptFilter{EventTypes: eventTypes, Channel: channel, Before: before, After: after, ListOptions: opts}
+	f := hookd.AttemptFilter{EventTypes: q.eventTypes, Channel: q.channel, Before: q.before, After: q.after, ListOptions: q.opts}
 	if msgID != "" {
 		m, err := s.client.GetMessage(ctx, a.ID, msgID)
 		if err != nil {
@@ -85,10 +61,10 @@ func (s *Server) listAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx
 		}
 		f.EndpointID = ep.ID
 	}
-	if status != nil {
-		switch *status {
+	if q.status != nil {
+		switch *q.status {
 		case msgSuccess, msgFail:
-			ok := *status == msgSuccess
+			ok := *q.status == msgSuccess
 			f.Success = &ok
 		default:
 			// Every attempt has ended: none is pending or sending.
@@ -97,7 +73,7 @@ func (s *Server) listAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx
 		}
 	}
 	var page *hookd.Page[hookd.Attempt]
-	if codeClass < 0 {
+	if q.codeClass < 0 {
 		page, err = s.client.ListAttempts(ctx, a.ID, f)
 	} else {
 		fetch := func(o hookd.ListOptions) (*hookd.Page[hookd.Attempt], error) {
@@ -105,20 +81,20 @@ func (s *Server) listAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx
 			g.ListOptions = o
 			return s.client.ListAttempts(ctx, a.ID, g)
 		}
-		page, err = walkList(storeBatches(fetch, false, ""), opts,
-			func(at *hookd.Attempt) bool { return inStatusCodeClass(at.StatusCode, codeClass) },
+		page, err = walkList(storeBatches(fetch, false, ""), q.opts,
+			func(at *hookd.Attempt) bool { return inStatusCodeClass(at.StatusCode, q.codeClass) },
 			func(at *hookd.Attempt) string { return at.ID })
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toList(page, func(at *hookd.Attempt) any { return toAttemptOut(rc.gen, at, withContent) }))
+	writeJSON(w, http.StatusOK, toList(page, func(at *hookd.Attempt) any { return toAttemptOut(rc.gen, at, q.withContent) }))
 	return nil
 }
 
 // getAttempt is v1.message-attempt.get.
 func (s *Server) getAttempt(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, err := s.msgPathApp(r, rc)
+	a, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}
@@ -133,7 +109,7 @@ func (s *Server) getAttempt(w http.ResponseWriter, r *http.Request, rc *reqCtx) 
 // expungeAttemptContent is v1.message-attempt.expunge-content: the captured response body is
 // deleted, 204.
 func (s *Server) expungeAttemptContent(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, err := s.msgPathApp(r, rc)
+	a, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}
@@ -152,7 +128,7 @@ func (s *Server) listAttemptedDestinations(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	a, err := s.msgPathApp(r, rc)
+	a, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}
@@ -174,51 +150,31 @@ var deliveryEnd = "dlv_" + strings.Repeat("z", 23)
 // endpoint, newest first, each with the state of its delivery; filtered by status, channel,
 // event_types, before and after (when the delivery was created).
 func (s *Server) listAttemptedMessages(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	opts, err := listOptions(r)
-	if err != nil {
-		return err
-	}
-	withContent, err := queryBool(r, "with_content", true)
-	if err != nil {
-		return err
-	}
-	status, err := queryMsgStatus(r)
-	if err != nil {
-		return err
-	}
-	eventTypes, err := queryEventTypeSet(r)
-	if err != nil {
-		return err
-	}
-	channel, err := queryChannelName(r)
-	if err != nil {
-		return err
-	}
-	before, after, err := queryBeforeAfter(r)
+	q, err := readListQuery(r, filterStatus)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	a, err := s.msgPathApp(r, rc)
+	a, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}
-	f := hookd.DeliveryFilter{Before: before, After: after}
+	f := hookd.DeliveryFilter{Before: q.before, After: q.after}
 	switch {
-	case status == nil:
-	case *status == msgSuccess:
+	case q.status == nil:
+	case *q.status == msgSuccess:
 		f.Status = hookd.DeliveryDelivered
-	case *status == msgPending, *status == msgSending:
+	case *q.status == msgPending, *q.status == msgSending:
 		f.Status = hookd.DeliveryPending
 	}
 	keep := func(em *hookd.EndpointMessage) bool {
-		if status != nil && deliveryStatus(&em.Delivery) != *status {
+		if q.status != nil && deliveryStatus(&em.Delivery) != *q.status {
 			return false
 		}
-		if len(eventTypes) > 0 && !slices.Contains(eventTypes, em.Message.EventType) {
+		if len(q.eventTypes) > 0 && !slices.Contains(q.eventTypes, em.Message.EventType) {
 			return false
 		}
-		return channel == "" || slices.Contains(em.Message.Channels, channel)
+		return q.channel == "" || slices.Contains(em.Message.Channels, q.channel)
 	}
 	endpointID := r.PathValue("endpoint_id")
 	fetch := func(o hookd.ListOptions) (*hookd.Page[hookd.EndpointMessage], error) {
@@ -226,17 +182,17 @@ func (s *Server) listAttemptedMessages(w http.ResponseWriter, r *http.Request, r
 		g.ListOptions = o
 		return s.client.ListEndpointMessages(ctx, a.ID, endpointID, g)
 	}
-	filtered := status != nil && *status != msgSuccess || len(eventTypes) > 0 || channel != ""
+	filtered := q.status != nil && *q.status != msgSuccess || len(q.eventTypes) > 0 || q.channel != ""
 	if !filtered {
 		keep = nil
 	}
-	page, err := walkList(storeBatches(fetch, true, deliveryEnd), opts, keep,
+	page, err := walkList(storeBatches(fetch, true, deliveryEnd), q.opts, keep,
 		func(em *hookd.EndpointMessage) string { return em.Delivery.ID })
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, toList(page, func(em *hookd.EndpointMessage) any {
-		return toEndpointMsgOut(rc.gen, em, withContent)
+		return toEndpointMsgOut(rc.gen, em, q.withContent)
 	}))
 	return nil
 }
@@ -244,19 +200,18 @@ func (s *Server) listAttemptedMessages(w http.ResponseWriter, r *http.Request, r
 // resendMessage is v1.message-attempt.resend: one manual attempt of the message to the endpoint,
 // 202 ({} today, no body in 1.44). A message whose payload was expunged cannot be resent (409).
 func (s *Server) resendMessage(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, err := s.msgPathApp(r, rc)
+	a, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	m, err := s.client.GetMessage(ctx, a.ID, r.PathValue("msg_id"))
+	m, err := s.resolveMessage(r, a)
 	if err != nil {
 		return err
 	}
 	if len(m.Payload) == 0 {
 		return &apiError{http.StatusConflict, "payload_expunged", "The message's payload was expunged; it cannot be resent."}
 	}
-	if err := s.client.Resend(ctx, a.ID, m.ID, r.PathValue("endpoint_id")); err != nil {
+	if err := s.client.Resend(r.Context(), a.ID, m.ID, r.PathValue("endpoint_id")); err != nil {
 		return err
 	}
 	if rc.gen == genV144 {

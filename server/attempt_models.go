@@ -181,25 +181,21 @@ func toMsgEndpointOut(gen generation, d *hookd.Delivery, ep *hookd.Endpoint) any
 	st := deliveryStatus(d)
 	var next *time.Time
 	if d.Status == hookd.DeliveryPending {
-		next = msgUTC(d.NextAttemptAt)
+		next = utcOrNil(d.NextAttemptAt)
 	}
-	var rate *int
-	if ep.RateLimit > 0 {
-		r := ep.RateLimit
-		rate = &r
-	}
+	rate := endpointRate(ep)
 	if gen == genV144 {
 		return msgEndpointOutV144{
-			Channels: msgNullStrings(ep.Channels), CreatedAt: ep.CreatedAt.UTC(), Description: ep.Description,
-			Disabled: ep.Disabled, FilterTypes: msgNullStrings(ep.EventTypes), ID: ep.ID, NextAttempt: next,
-			RateLimit: rate, Status: st, UID: msgNullString(ep.UID), UpdatedAt: ep.UpdatedAt.UTC(), URL: ep.URL,
+			Channels: nullList(ep.Channels), CreatedAt: ep.CreatedAt.UTC(), Description: ep.Description,
+			Disabled: ep.Disabled, FilterTypes: nullList(ep.EventTypes), ID: ep.ID, NextAttempt: next,
+			RateLimit: rate, Status: st, UID: nullString(ep.UID), UpdatedAt: ep.UpdatedAt.UTC(), URL: ep.URL,
 			Version: max(ep.Version, 1),
 		}
 	}
 	return msgEndpointOut{
-		Channels: msgNullStrings(ep.Channels), CreatedAt: ep.CreatedAt.UTC(), Description: ep.Description,
-		Disabled: ep.Disabled, EventTypes: msgNullStrings(ep.EventTypes), ID: ep.ID, NextAttempt: next,
-		Status: st, StatusText: st.text(), ThrottleRate: rate, UID: msgNullString(ep.UID),
+		Channels: nullList(ep.Channels), CreatedAt: ep.CreatedAt.UTC(), Description: ep.Description,
+		Disabled: ep.Disabled, EventTypes: nullList(ep.EventTypes), ID: ep.ID, NextAttempt: next,
+		Status: st, StatusText: st.text(), ThrottleRate: rate, UID: nullString(ep.UID),
 		UpdatedAt: ep.UpdatedAt.UTC(), URL: ep.URL,
 	}
 }

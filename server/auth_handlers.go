@@ -117,11 +117,8 @@ func (s *Server) dashboardAccess(w http.ResponseWriter, r *http.Request, rc *req
 	if err := rc.requireAdmin(); err != nil {
 		return err
 	}
-	ref, err := appPathParam(r)
-	if err != nil {
-		return err
-	}
-	app, err := s.client.GetApplication(r.Context(), ref)
+	// The caller is admin, so resolveApp's access check always passes.
+	app, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}

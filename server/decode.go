@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,17 +15,42 @@ import (
 // decodeBody decodes the request's JSON body into v. Malformed JSON is a 400; a value of the
 // wrong type is a 422 naming the field; a body over the limit is a 413.
 func decodeBody(r *http.Request, v any) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return invalidField("body", "body", "a JSON body is required")
+	}
+	return unmarshalBody(body, v)
+}
+
+// decodeOptionalBody is decodeBody for a body that may be absent or empty (v stays as it is).
+func decodeOptionalBody(r *http.Request, v any) error {
+	body, err := readBody(r)
+	if err != nil || len(bytes.TrimSpace(body)) == 0 {
+		return err
+	}
+	return unmarshalBody(body, v)
+}
+
+// readBody reads the request body: a body over the limit is its *http.MaxBytesError (413), any
+// other failure a 400.
+func readBody(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
-			return mb
+			return nil, mb
 		}
-		return badRequest("invalid_body", "The request body could not be read.")
+		return nil, badRequest("invalid_body", "The request body could not be read.")
 	}
-	if len(strings.TrimSpace(string(body))) == 0 {
-		return invalidField("body", "body", "a JSON body is required")
-	}
+	return body, nil
+}
+
+// unmarshalBody decodes a JSON body into v: malformed JSON is a 400, a value of the wrong type a
+// 422 naming the field.
+func unmarshalBody(body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {

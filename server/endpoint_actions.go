@@ -18,7 +18,7 @@ import (
 // [since, until) and answers 202 with a task, as Svix does. hookd queues the attempts before it
 // answers, so the task has no further state to look up.
 func (s *Server) recoverEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, ep, err := s.pathEndpoint(r, rc)
+	a, ep, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ const pingEventType = "svix.ping"
 // sendEndpointExample sends a message of the event type to this endpoint alone, its payload the
 // first example of the event type's newest schema, else a small stand-in.
 func (s *Server) sendEndpointExample(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, ep, err := s.pathEndpoint(r, rc)
+	a, ep, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (s *Server) sendEndpointExample(w http.ResponseWriter, r *http.Request, rc 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, sentExample(m))
+	writeJSON(w, http.StatusOK, toMsgOut(m, true))
 	return nil
 }
 
@@ -161,7 +161,7 @@ func (s *Server) endpointStats(w http.ResponseWriter, r *http.Request, rc *reqCt
 	if since != nil && until != nil && !until.After(*since) {
 		return invalidField("query", "until", "must be after since")
 	}
-	_, ep, err := s.pathEndpoint(r, rc)
+	_, ep, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
 		return err
 	}

@@ -30,31 +30,6 @@ func (s *Server) endpointRoutes() {
 	s.handle("GET "+one+"/stats", false, s.endpointStats)
 }
 
-// endpointApp resolves {app_id} (id or uid) and checks the caller may act on it.
-func (s *Server) endpointApp(r *http.Request, rc *reqCtx) (*hookd.Application, error) {
-	a, err := s.client.GetApplication(r.Context(), r.PathValue("app_id"))
-	if err != nil {
-		return nil, err
-	}
-	if err := rc.appAllowed(a.ID); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
-// pathEndpoint resolves {app_id} and {endpoint_id} (each an id or a uid).
-func (s *Server) pathEndpoint(r *http.Request, rc *reqCtx) (*hookd.Application, *hookd.Endpoint, error) {
-	a, err := s.endpointApp(r, rc)
-	if err != nil {
-		return nil, nil, err
-	}
-	ep, err := s.client.GetEndpoint(r.Context(), a.ID, r.PathValue("endpoint_id"))
-	if err != nil {
-		return nil, nil, err
-	}
-	return a, ep, nil
-}
-
 func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 	opts, err := listOptions(r)
 	if err != nil {
@@ -66,7 +41,7 @@ func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, rc *reqCt
 	default:
 		return invalidField("query", "order", "must be ascending or descending")
 	}
-	a, err := s.endpointApp(r, rc)
+	a, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}
@@ -79,20 +54,13 @@ func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, rc *reqCt
 }
 
 func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, err := s.endpointApp(r, rc)
+	a, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}
-	b, err := decodeEndpointBody(r)
+	f, err := readEndpointIn(r)
 	if err != nil {
 		return err
-	}
-	f, err := readEndpointFields(b, 1)
-	if err != nil {
-		return err
-	}
-	if !f.url.given() {
-		return invalidField("body", "url", "field required")
 	}
 	in := &hookd.EndpointIn{}
 	f.applyTo(in, true)
@@ -106,6 +74,23 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, rc *reqC
 	return nil
 }
 
+// readEndpointIn reads the body of a POST or PUT of an endpoint (EndpointIn, EndpointUpdate):
+// url is required, a rate must be at least 1.
+func readEndpointIn(r *http.Request) (*endpointFields, error) {
+	b, err := decodeEndpointBody(r)
+	if err != nil {
+		return nil, err
+	}
+	f, err := readEndpointFields(b, 1)
+	if err != nil {
+		return nil, err
+	}
+	if !f.url.given() {
+		return nil, invalidField("body", "url", "field required")
+	}
+	return f, nil
+}
+
 // createAndRead creates the endpoint and reads it back, so that the answer shows what was stored
 // (times at the store's precision).
 func (s *Server) createAndRead(r *http.Request, appID string, in *hookd.EndpointIn) (*hookd.Endpoint, error) {
@@ -117,7 +102,7 @@ func (s *Server) createAndRead(r *http.Request, appID string, in *hookd.Endpoint
 }
 
 func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	_, ep, err := s.pathEndpoint(r, rc)
+	_, ep, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
 		return err
 	}
@@ -129,20 +114,13 @@ func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx)
 // defaults; headers, secret and hookd's own settings stay). As Svix does, a PUT to a uid that
 // names no endpoint creates one with that uid (201).
 func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, err := s.endpointApp(r, rc)
+	a, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}
-	b, err := decodeEndpointBody(r)
+	f, err := readEndpointIn(r)
 	if err != nil {
 		return err
-	}
-	f, err := readEndpointFields(b, 1)
-	if err != nil {
-		return err
-	}
-	if !f.url.given() {
-		return invalidField("body", "url", "field required")
 	}
 	id := r.PathValue("endpoint_id")
 	ep, err := s.client.EditEndpoint(r.Context(), a.ID, id, func(in *hookd.EndpointIn) error {
@@ -177,7 +155,7 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, rc *reqC
 // null). A secret (1.44's EndpointPatch) replaces the signing secret at once; null makes a new
 // one.
 func (s *Server) patchEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, cur, err := s.pathEndpoint(r, rc)
+	a, cur, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
 		return err
 	}
@@ -228,7 +206,7 @@ func checkEndpointSecret(field, secret string, scheme hookd.SignatureScheme) err
 }
 
 func (s *Server) deleteEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, ep, err := s.pathEndpoint(r, rc)
+	a, ep, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
 		return err
 	}
@@ -240,7 +218,7 @@ func (s *Server) deleteEndpoint(w http.ResponseWriter, r *http.Request, rc *reqC
 }
 
 func (s *Server) getEndpointHeaders(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	_, ep, err := s.pathEndpoint(r, rc)
+	_, ep, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
 		return err
 	}
@@ -250,7 +228,7 @@ func (s *Server) getEndpointHeaders(w http.ResponseWriter, r *http.Request, rc *
 
 // updateEndpointHeaders replaces the endpoint's headers (EndpointHeadersIn).
 func (s *Server) updateEndpointHeaders(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, ep, err := s.pathEndpoint(r, rc)
+	a, ep, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
 		return err
 	}
@@ -282,7 +260,7 @@ func (s *Server) updateEndpointHeaders(w http.ResponseWriter, r *http.Request, r
 // patchEndpointHeaders sets the headers given and removes those given as null
 // (EndpointHeadersPatchIn). Header names match without regard to case.
 func (s *Server) patchEndpointHeaders(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, ep, err := s.pathEndpoint(r, rc)
+	a, ep, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
 		return err
 	}
@@ -329,7 +307,7 @@ func (s *Server) patchEndpointHeaders(w http.ResponseWriter, r *http.Request, rc
 }
 
 func (s *Server) getEndpointSecret(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, ep, err := s.pathEndpoint(r, rc)
+	a, ep, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
 		return err
 	}
@@ -348,7 +326,7 @@ const maxGracePeriod = 7 * 24 * 60 * 60
 // signing for gracePeriodSeconds (today's spec), by default hookd.Config.RotationGrace. An empty
 // body is {}.
 func (s *Server) rotateEndpointSecret(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, ep, err := s.pathEndpoint(r, rc)
+	a, ep, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
 		return err
 	}

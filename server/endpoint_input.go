@@ -1,11 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -24,27 +22,24 @@ func decodeEndpointBody(r *http.Request) (endpointBody, error) {
 	if err := decodeBody(r, &b); err != nil {
 		return nil, err
 	}
-	if b == nil {
-		return nil, invalidField("body", "body", "must be a JSON object")
-	}
-	return b, nil
+	return endpointObject(b)
 }
 
 // decodeOptionalEndpointBody is decodeEndpointBody where an empty body means {}.
 func decodeOptionalEndpointBody(r *http.Request) (endpointBody, error) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return nil, mb
-		}
-		return nil, badRequest("invalid_body", "The request body could not be read.")
+	b := endpointBody{} // stays {} for an empty body; JSON null makes it nil
+	if err := decodeOptionalBody(r, &b); err != nil {
+		return nil, err
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return endpointBody{}, nil
+	return endpointObject(b)
+}
+
+// endpointObject refuses a body that was JSON null.
+func endpointObject(b endpointBody) (endpointBody, error) {
+	if b == nil {
+		return nil, invalidField("body", "body", "must be a JSON object")
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return decodeEndpointBody(r)
+	return b, nil
 }
 
 // epField is one field of an endpointBody.

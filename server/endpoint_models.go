@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -45,12 +44,8 @@ type endpointOutCurrent struct {
 
 // endpointOut returns ep in the shape of gen.
 func endpointOut(gen generation, ep *hookd.Endpoint) any {
-	uid := epStr(ep.UID)
-	var rate *int
-	if ep.RateLimit > 0 {
-		r := ep.RateLimit
-		rate = &r
-	}
+	uid := nullString(ep.UID)
+	rate := endpointRate(ep)
 	meta := ep.Metadata
 	if meta == nil {
 		meta = map[string]string{}
@@ -58,31 +53,24 @@ func endpointOut(gen generation, ep *hookd.Endpoint) any {
 	if gen == genV144 {
 		return &endpointOutV144{
 			ID: ep.ID, UID: uid, URL: ep.URL, Description: ep.Description, Version: max(ep.Version, 1),
-			FilterTypes: epList(ep.EventTypes), Channels: epList(ep.Channels), RateLimit: rate,
+			FilterTypes: nullList(ep.EventTypes), Channels: nullList(ep.Channels), RateLimit: rate,
 			Disabled: ep.Disabled, Metadata: meta, CreatedAt: ep.CreatedAt.UTC(), UpdatedAt: ep.UpdatedAt.UTC(),
 		}
 	}
 	return &endpointOutCurrent{
 		ID: ep.ID, UID: uid, URL: ep.URL, Description: ep.Description,
-		EventTypes: epList(ep.EventTypes), Channels: epList(ep.Channels), ThrottleRate: rate,
+		EventTypes: nullList(ep.EventTypes), Channels: nullList(ep.Channels), ThrottleRate: rate,
 		Disabled: ep.Disabled, Metadata: meta, CreatedAt: ep.CreatedAt.UTC(), UpdatedAt: ep.UpdatedAt.UTC(),
 	}
 }
 
-// epStr is nil for "" (written as null).
-func epStr(s string) *string {
-	if s == "" {
+// endpointRate is the endpoint's rate limit, nil (written as null) when it has none.
+func endpointRate(ep *hookd.Endpoint) *int {
+	if ep.RateLimit <= 0 {
 		return nil
 	}
-	return &s
-}
-
-// epList is nil for an empty list (written as null, as Svix writes an unset filter).
-func epList(s []string) []string {
-	if len(s) == 0 {
-		return nil
-	}
-	return s
+	r := ep.RateLimit
+	return &r
 }
 
 // endpointHeadersOut is EndpointHeadersOut: the headers, but those that carry credentials, whose
@@ -159,21 +147,4 @@ func endpointStatsOf(gen generation, s *hookd.EndpointStats) any {
 		return &endpointStatsV144{Success: s.Success, Pending: s.Pending, Fail: s.Fail}
 	}
 	return &endpointStatsCurrent{Success: s.Success, Pending: s.Pending, Fail: s.Fail}
-}
-
-// sentExampleOut is the MessageOut that send-example answers (the same in both generations).
-type sentExampleOut struct {
-	ID        string          `json:"id"`
-	EventID   *string         `json:"eventId"`
-	EventType string          `json:"eventType"`
-	Channels  []string        `json:"channels"`
-	Payload   json.RawMessage `json:"payload"`
-	Timestamp time.Time       `json:"timestamp"`
-}
-
-func sentExample(m *hookd.Message) *sentExampleOut {
-	return &sentExampleOut{
-		ID: m.ID, EventID: epStr(m.EventID), EventType: m.EventType, Channels: epList(m.Channels),
-		Payload: m.Payload, Timestamp: m.CreatedAt.UTC(),
-	}
 }

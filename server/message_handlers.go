@@ -15,19 +15,6 @@ func (s *Server) messageRoutes() {
 	s.handle("DELETE /api/v1/app/{app_id}/msg/{msg_id}/content", false, s.expungeMessageContent)
 }
 
-// msgPathApp finds the application named by the path's app_id (id or uid) and checks that the
-// caller may act on it.
-func (s *Server) msgPathApp(r *http.Request, rc *reqCtx) (*hookd.Application, error) {
-	a, err := s.client.GetApplication(r.Context(), r.PathValue("app_id"))
-	if err != nil {
-		return nil, err
-	}
-	if err := rc.appAllowed(a.ID); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
 // createMessage is v1.message.create: 202 with the message. A second message with an eventId the
 // application already has is 409, as in Svix, and sends nothing. With application set, a missing
 // application of the path is created first (its uid must equal the path's app_id).
@@ -80,37 +67,21 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, rc *reqCt
 // listMessages is v1.message.list: newest first, filtered by event_types, channel, before and
 // after.
 func (s *Server) listMessages(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	opts, err := listOptions(r)
+	q, err := readListQuery(r, 0)
 	if err != nil {
 		return err
 	}
-	withContent, err := queryBool(r, "with_content", true)
-	if err != nil {
-		return err
-	}
-	eventTypes, err := queryEventTypeSet(r)
-	if err != nil {
-		return err
-	}
-	channel, err := queryChannelName(r)
-	if err != nil {
-		return err
-	}
-	before, after, err := queryBeforeAfter(r)
-	if err != nil {
-		return err
-	}
-	a, err := s.msgPathApp(r, rc)
+	a, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}
 	page, err := s.client.ListMessages(r.Context(), a.ID, hookd.MessageFilter{
-		EventTypes: eventTypes, Channel: channel, Before: before, After: after, ListOptions: opts,
+		EventTypes: q.eventTypes, Channel: q.channel, Before: q.before, After: q.after, ListOptions: q.opts,
 	})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toList(page, func(m *hookd.Message) msgOut { return toMsgOut(m, withContent) }))
+	writeJSON(w, http.StatusOK, toList(page, func(m *hookd.Message) msgOut { return toMsgOut(m, q.withContent) }))
 	return nil
 }
 
@@ -120,11 +91,11 @@ func (s *Server) getMessage(w http.ResponseWriter, r *http.Request, rc *reqCtx) 
 	if err != nil {
 		return err
 	}
-	a, err := s.msgPathApp(r, rc)
+	a, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}
-	m, err := s.client.GetMessage(r.Context(), a.ID, r.PathValue("msg_id"))
+	m, err := s.resolveMessage(r, a)
 	if err != nil {
 		return err
 	}
@@ -135,7 +106,7 @@ func (s *Server) getMessage(w http.ResponseWriter, r *http.Request, rc *reqCtx) 
 // expungeMessageContent is v1.message.expunge-content: the payload is deleted, 204. The message
 // then shows {"expired":true} as its payload and can no longer be resent.
 func (s *Server) expungeMessageContent(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	a, err := s.msgPathApp(r, rc)
+	a, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}

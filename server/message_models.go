@@ -175,7 +175,7 @@ var expiredPayload = json.RawMessage(`{"expired":true}`)
 // after filters given its timestamp find it).
 func toMsgOut(m *hookd.Message, withContent bool) msgOut {
 	out := msgOut{
-		EventID: msgNullString(m.EventID), EventType: m.EventType, Channels: msgNullStrings(m.Channels),
+		EventID: nullString(m.EventID), EventType: m.EventType, Channels: nullList(m.Channels),
 		ID: m.ID, Timestamp: m.CreatedAt.UTC().Truncate(time.Microsecond),
 	}
 	switch {
@@ -207,7 +207,7 @@ type endpointMsgOutV144 struct {
 
 func toEndpointMsgOut(gen generation, em *hookd.EndpointMessage, withContent bool) any {
 	st := deliveryStatus(&em.Delivery)
-	next := msgUTC(em.Delivery.NextAttemptAt)
+	next := utcOrNil(em.Delivery.NextAttemptAt)
 	if em.Delivery.Status != hookd.DeliveryPending {
 		next = nil
 	}
@@ -261,21 +261,24 @@ func queryBeforeAfter(r *http.Request) (before, after *time.Time, err error) {
 	return before, after, nil
 }
 
-func msgNullString(s string) *string {
+// nullString is nil for "" (written as null).
+func nullString(s string) *string {
 	if s == "" {
 		return nil
 	}
 	return &s
 }
 
-func msgNullStrings(v []string) []string {
+// nullList is nil for an empty list (written as null, as Svix writes an unset filter).
+func nullList(v []string) []string {
 	if len(v) == 0 {
 		return nil
 	}
 	return v
 }
 
-func msgUTC(t *time.Time) *time.Time {
+// utcOrNil is t in UTC, nil for nil.
+func utcOrNil(t *time.Time) *time.Time {
 	if t == nil {
 		return nil
 	}

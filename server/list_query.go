@@ -1,0 +1,61 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+// listQuery is the query of the message and attempt lists: paging, with_content and the filters
+// they share.
+type listQuery struct {
+	opts          hookd.ListOptions
+	withContent   bool
+	status        *msgStatus // nil: any (always nil unless filterStatus was asked for)
+	codeClass     int        // -1: any (always -1 unless filterCodeClass was asked for)
+	eventTypes    []string
+	channel       string
+	before, after *time.Time
+}
+
+// listFilters names the filters of a listQuery that only some lists read.
+type listFilters uint8
+
+const (
+	filterStatus    listFilters = 1 << iota // status, a MessageStatus
+	filterCodeClass                         // status_code_class
+)
+
+// readListQuery reads limit, iterator, with_content, the filters named in extra, event_types,
+// channel, before and after, in that order: the first bad one is the 422.
+func readListQuery(r *http.Request, extra listFilters) (*listQuery, error) {
+	q := &listQuery{codeClass: -1}
+	var err error
+	if q.opts, err = listOptions(r); err != nil {
+		return nil, err
+	}
+	if q.withContent, err = queryBool(r, "with_content", true); err != nil {
+		return nil, err
+	}
+	if extra&filterStatus != 0 {
+		if q.status, err = queryMsgStatus(r); err != nil {
+			return nil, err
+		}
+	}
+	if extra&filterCodeClass != 0 {
+		if q.codeClass, err = queryStatusCodeClass(r); err != nil {
+			return nil, err
+		}
+	}
+	if q.eventTypes, err = queryEventTypeSet(r); err != nil {
+		return nil, err
+	}
+	if q.channel, err = queryChannelName(r); err != nil {
+		return nil, err
+	}
+	if q.before, q.after, err = queryBeforeAfter(r); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
