@@ -246,16 +246,24 @@ func (p *progressLine) finish() {
 // benchReport is what "hookd bench" found; --json prints it as it is.
 type benchReport struct {
 	Command string       `json:"command"`
-	Target  string       `json:"target"`
 	Config  string       `json:"config"`
 	Machine benchMachine `json:"machine"`
-	B1      *b1Result    `json:"b1,omitempty"`
-	B2      *b2Result    `json:"b2,omitempty"`
-	B3      *b3Result    `json:"b3,omitempty"`
-	// Problems lists deliveries missing, unverified or duplicated; empty when all is well.
+	// Targets holds each target's results, in the order --target names them.
+	Targets []*benchTargetReport `json:"targets"`
+	// Problems lists deliveries missing, unverified or duplicated, each prefixed with its
+	// target and benchmark; empty when all is well.
 	Problems   []string `json:"problems"`
 	CPUProfile string   `json:"cpuProfile,omitempty"`
 	Kept       []string `json:"kept,omitempty"`
+}
+
+// benchTargetReport is what one target did in the benchmarks that ran.
+type benchTargetReport struct {
+	Name        string    `json:"name"` // library or api, as --target takes it
+	Description string    `json:"description"`
+	B1          *b1Result `json:"b1,omitempty"`
+	B2          *b2Result `json:"b2,omitempty"`
+	B3          *b3Result `json:"b3,omitempty"`
 }
 
 // benchMachine is where the run happened.
@@ -287,10 +295,12 @@ type b1Result struct {
 	Producers  int `json:"producers"`
 	Deliveries int `json:"deliveries"`
 
-	SendSeconds float64 `json:"sendSeconds"` // first send to the last Send returning
+	SendSeconds float64 `json:"sendSeconds"` // first send to the last send returning
 	SendsPerSec float64 `json:"sendsPerSec"`
-	SendP50Ms   float64 `json:"sendP50Ms"`
-	SendP99Ms   float64 `json:"sendP99Ms"`
+	// SendP50Ms and SendP99Ms time one send: the library's Send call, or the API's POST from
+	// the request's start to its answer read.
+	SendP50Ms float64 `json:"sendP50Ms"`
+	SendP99Ms float64 `json:"sendP99Ms"`
 	// DeliverSeconds runs from the first send to the last verified delivery.
 	DeliverSeconds   float64 `json:"deliverSeconds"`
 	DeliveriesPerSec float64 `json:"deliveriesPerSec"`
@@ -298,9 +308,26 @@ type b1Result struct {
 	SettledSeconds    float64 `json:"settledSeconds"`
 	RecordedDelivered int     `json:"recordedDelivered"`
 
-	TargetDeliveriesPerSec float64     `json:"targetDeliveriesPerSec"`
-	Met                    bool        `json:"met"`
-	Receiver               benchCounts `json:"receiver"`
+	TargetDeliveriesPerSec float64 `json:"targetDeliveriesPerSec"`
+	DeliveriesMet          bool    `json:"deliveriesMet"`
+	// TargetSendsPerSec is the sends/s target of this target (the API's); absent: none.
+	TargetSendsPerSec float64 `json:"targetSendsPerSec,omitempty"`
+	// SendsMet says whether sendsPerSec reached TargetSendsPerSec; absent with no target.
+	SendsMet *bool `json:"sendsMet,omitempty"`
+	// Met is true when every target of B1 for this target is met.
+	Met      bool        `json:"met"`
+	Receiver benchCounts `json:"receiver"`
+}
+
+// judge sets the Met fields from the figures and the targets.
+func (x *b1Result) judge() {
+	x.DeliveriesMet = x.DeliveriesPerSec >= x.TargetDeliveriesPerSec
+	x.Met = x.DeliveriesMet
+	if x.TargetSendsPerSec > 0 {
+		met := x.SendsPerSec >= x.TargetSendsPerSec
+		x.SendsMet = &met
+		x.Met = x.Met && met
+	}
 }
 
 // b2Result is B2: healthy deliveries with and without an endpoint that never answers.
@@ -329,30 +356,44 @@ type b3Result struct {
 	P50Ms       float64     `json:"p50Ms"` // send to verified arrival
 	P99Ms       float64     `json:"p99Ms"`
 	MaxMs       float64     `json:"maxMs"`
-	SendP50Ms   float64     `json:"sendP50Ms"` // the Send call alone
+	SendP50Ms   float64     `json:"sendP50Ms"` // the send alone: Send, or the POST
 	TargetP50Ms float64     `json:"targetP50Ms"`
 	Met         bool        `json:"met"`
 	Receiver    benchCounts `json:"receiver"`
 }
 
-// newBenchReport starts the report of a run of target with the command line args.
-func newBenchReport(args []string, t benchTarget) *benchReport {
-	return &benchReport{
+// newBenchReport starts the report of a run of the targets ts with the command line args.
+func newBenchReport(args []string, ts []benchTarget) *benchReport {
+	r := &benchReport{
 		Command: commandLine(append([]string{"hookd", "bench"}, args...)),
-		Target:  t.describe(),
-		Config:  "hookd.Config defaults (workers, per-endpoint cap, circuit breaker, retry schedule) except Delivery.AllowSubnets 127.0.0.0/8, and Delivery.Timeout in B2",
+		Config: "hookd.Config defaults (workers, per-endpoint cap, circuit breaker, retry schedule) except Delivery.AllowSubnets 127.0.0.0/8, and Delivery.Timeout in B2; " +
+			"the api target adds what hookd serve adds with its defaults (workers 50 per CPU up to 400, metrics OnAttempt, 1 MiB payloads)",
 		Machine: benchMachine{
 			GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(),
 			GOMAXPROCS: runtime.GOMAXPROCS(0), Go: runtime.Version(),
 		},
 		Problems: []string{},
 	}
+	for _, t := range ts {
+		r.Targets = append(r.Targets, &benchTargetReport{Name: t.name(), Description: t.describe()})
+	}
+	return r
 }
 
-// problems lists every delivery missing, unverified or duplicated.
+// problems lists every delivery missing, unverified or duplicated, on every target.
 func (r *benchReport) problems() []string {
 	out := []string{}
-	check := func(name string, c benchCounts) {
+	for _, t := range r.Targets {
+		out = append(out, t.problems()...)
+	}
+	return out
+}
+
+// problems lists every delivery missing, unverified or duplicated on target r.
+func (r *benchTargetReport) problems() []string {
+	out := []string{}
+	check := func(bench string, c benchCounts) {
+		name := r.Name + " " + bench
 		if c.Delivered < c.Expected {
 			out = append(out, fmt.Sprintf("%s: %d of %d deliveries arrived verified", name, c.Delivered, c.Expected))
 		}
@@ -366,7 +407,7 @@ func (r *benchReport) problems() []string {
 	if r.B1 != nil {
 		check("B1", r.B1.Receiver)
 		if r.B1.RecordedDelivered != r.B1.Deliveries {
-			out = append(out, fmt.Sprintf("B1: the store records %d of %d deliveries delivered", r.B1.RecordedDelivered, r.B1.Deliveries))
+			out = append(out, fmt.Sprintf("%s B1: the store records %d of %d deliveries delivered", r.Name, r.B1.RecordedDelivered, r.B1.Deliveries))
 		}
 	}
 	if r.B2 != nil {
@@ -379,50 +420,108 @@ func (r *benchReport) problems() []string {
 	return out
 }
 
-// text renders the report for a human.
+// text renders the report for a human: one table per benchmark, with a column per target.
 func (r *benchReport) text() string {
 	b := new(strings.Builder)
 	m := r.Machine
-	fmt.Fprintf(b, "hookd bench\ncommand: %s\ntarget:  %s\nconfig:  %s\nmachine: %s/%s, %d CPUs (GOMAXPROCS %d), %s\n",
-		r.Command, r.Target, r.Config, m.GOOS, m.GOARCH, m.CPUs, m.GOMAXPROCS, m.Go)
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	row := func(cells ...string) {
-		for len(cells) > 1 && cells[len(cells)-1] == "" {
-			cells = cells[:len(cells)-1] // no padding after the last cell
+	fmt.Fprintf(b, "hookd bench\ncommand: %s\n", r.Command)
+	for i, t := range r.Targets {
+		label := "targets:"
+		if i > 0 {
+			label = ""
 		}
-		fmt.Fprintln(tw, "  "+strings.Join(cells, "\t"))
+		fmt.Fprintf(b, "%-8s %-7s  %s\n", label, t.Name, t.Description)
 	}
-	if x := r.B1; x != nil {
+	fmt.Fprintf(b, "config:  %s\nmachine: %s/%s, %d CPUs (GOMAXPROCS %d), %s\n",
+		r.Config, m.GOOS, m.GOARCH, m.CPUs, m.GOMAXPROCS, m.Go)
+	// Every row has every cell, so that tabwriter aligns every column but the last (it never
+	// pads a line's last cell); flush trims the padding left before an empty target.
+	table := new(strings.Builder)
+	tw := tabwriter.NewWriter(table, 0, 0, 2, ' ', 0)
+	flush := func() {
+		tw.Flush()
+		for line := range strings.Lines(table.String()) {
+			fmt.Fprintln(b, strings.TrimRight(line, " \n"))
+		}
+		table.Reset()
+	}
+	// row adds a figure: its label, one cell per target from cell, and the target.
+	row := func(label string, cell func(*benchTargetReport) string, target string) {
+		cells := []string{label}
+		for _, t := range r.Targets {
+			cells = append(cells, cell(t))
+		}
+		fmt.Fprintln(tw, "  "+strings.Join(append(cells, target), "\t"))
+	}
+	header := func() {
+		row("figure", func(t *benchTargetReport) string { return t.Name }, "target")
+	}
+	first := r.Targets[0]
+	if x := first.B1; x != nil {
 		fmt.Fprintf(b, "\nB1  %d endpoints × %s messages = %s deliveries, %d producers\n",
 			x.Endpoints, thousands(x.Messages), thousands(x.Deliveries), x.Producers)
-		row("figure", "value", "target", "")
-		row("deliveries/s, first send to last verified delivery", thousands(int(x.DeliveriesPerSec+0.5)), "≥ "+thousands(int(x.TargetDeliveriesPerSec)), mark(x.Met))
-		row("sends/s", thousands(int(x.SendsPerSec+0.5)), "", "")
-		row("Send latency p50 / p99", fmt.Sprintf("%s / %s ms", ms(x.SendP50Ms), ms(x.SendP99Ms)), "", "")
-		row("last verified delivery after", fmt.Sprintf("%.2f s", x.DeliverSeconds), "", "")
-		row("store settled after", fmt.Sprintf("%.2f s (%s recorded delivered)", x.SettledSeconds, thousands(x.RecordedDelivered)), "", "")
-		countsRow(row, "", x.Receiver)
-		tw.Flush()
+		header()
+		row("deliveries/s, first send to last verified delivery", func(t *benchTargetReport) string {
+			return thousands(int(t.B1.DeliveriesPerSec+0.5)) + " " + mark(t.B1.DeliveriesMet)
+		}, "≥ "+thousands(int(x.TargetDeliveriesPerSec)))
+		sendsTarget := ""
+		for _, t := range r.Targets {
+			if v := t.B1.TargetSendsPerSec; v > 0 {
+				sendsTarget = joinNonEmpty(sendsTarget, t.Name+" ≥ "+thousands(int(v)))
+			}
+		}
+		row("sends/s", func(t *benchTargetReport) string {
+			s := thousands(int(t.B1.SendsPerSec + 0.5))
+			if t.B1.SendsMet != nil {
+				s += " " + mark(*t.B1.SendsMet)
+			}
+			return s
+		}, sendsTarget)
+		row("send latency p50 / p99", func(t *benchTargetReport) string {
+			return fmt.Sprintf("%s / %s ms", ms(t.B1.SendP50Ms), ms(t.B1.SendP99Ms))
+		}, "")
+		row("last verified delivery after", func(t *benchTargetReport) string {
+			return fmt.Sprintf("%.2f s", t.B1.DeliverSeconds)
+		}, "")
+		row("store settled after", func(t *benchTargetReport) string {
+			return fmt.Sprintf("%.2f s", t.B1.SettledSeconds)
+		}, "")
+		row("recorded delivered in the store", func(t *benchTargetReport) string {
+			return thousands(t.B1.RecordedDelivered) + " " + mark(t.B1.RecordedDelivered == t.B1.Deliveries)
+		}, thousands(x.Deliveries))
+		countsRow(row, "", func(t *benchTargetReport) benchCounts { return t.B1.Receiver }, x.Receiver.Expected)
+		flush()
+		fmt.Fprintln(b, "  (a send is the library's Send call, or the API's POST /api/v1/app/{app}/msg answered 202)")
 	}
-	if x := r.B2; x != nil {
+	if x := first.B2; x != nil {
 		fmt.Fprintf(b, "\nB2  %d healthy endpoints (+1 that never answers, %s timeout), %s messages = %s healthy deliveries\n",
 			x.HealthyEndpoints, time.Duration(x.TimeoutMs*float64(time.Millisecond)), thousands(x.Messages), thousands(x.Baseline.Receiver.Expected))
-		row("figure", "value", "target", "")
-		row("all healthy delivered, without the hanging endpoint", fmt.Sprintf("%.2f s", x.Baseline.Seconds), "", "")
-		row("all healthy delivered, with the hanging endpoint", fmt.Sprintf("%.2f s", x.WithHanging.Seconds), "", "")
-		row("ratio", fmt.Sprintf("%.2f×", x.Ratio), fmt.Sprintf("≤ %.1f×", x.TargetRatio), mark(x.Met))
-		row("requests to the hanging endpoint", thousands(x.WithHanging.Receiver.HangingRequests), "", "")
-		countsRow(row, "without hanging: ", x.Baseline.Receiver)
-		countsRow(row, "with hanging: ", x.WithHanging.Receiver)
-		tw.Flush()
+		header()
+		row("all healthy delivered, without the hanging endpoint", func(t *benchTargetReport) string {
+			return fmt.Sprintf("%.2f s", t.B2.Baseline.Seconds)
+		}, "")
+		row("all healthy delivered, with the hanging endpoint", func(t *benchTargetReport) string {
+			return fmt.Sprintf("%.2f s", t.B2.WithHanging.Seconds)
+		}, "")
+		row("ratio", func(t *benchTargetReport) string {
+			return fmt.Sprintf("%.2f× %s", t.B2.Ratio, mark(t.B2.Met))
+		}, fmt.Sprintf("≤ %.1f×", x.TargetRatio))
+		row("requests to the hanging endpoint", func(t *benchTargetReport) string {
+			return thousands(t.B2.WithHanging.Receiver.HangingRequests)
+		}, "")
+		countsRow(row, "without hanging: ", func(t *benchTargetReport) benchCounts { return t.B2.Baseline.Receiver }, x.Baseline.Receiver.Expected)
+		countsRow(row, "with hanging: ", func(t *benchTargetReport) benchCounts { return t.B2.WithHanging.Receiver }, x.WithHanging.Receiver.Expected)
+		flush()
 	}
-	if x := r.B3; x != nil {
+	if x := first.B3; x != nil {
 		fmt.Fprintf(b, "\nB3  %d single sends in a row to one endpoint\n", x.Sends)
-		row("figure", "value", "target", "")
-		row("send to verified arrival p50 / p99 / max", fmt.Sprintf("%s / %s / %s ms", ms(x.P50Ms), ms(x.P99Ms), ms(x.MaxMs)), "p50 ≤ "+ms(x.TargetP50Ms)+" ms", mark(x.Met))
-		row("Send call p50", ms(x.SendP50Ms)+" ms", "", "")
-		countsRow(row, "", x.Receiver)
-		tw.Flush()
+		header()
+		row("send to verified arrival p50 / p99 / max", func(t *benchTargetReport) string {
+			return fmt.Sprintf("%s / %s / %s ms %s", ms(t.B3.P50Ms), ms(t.B3.P99Ms), ms(t.B3.MaxMs), mark(t.B3.Met))
+		}, "p50 ≤ "+ms(x.TargetP50Ms)+" ms")
+		row("the send alone, p50", func(t *benchTargetReport) string { return ms(t.B3.SendP50Ms) + " ms" }, "")
+		countsRow(row, "", func(t *benchTargetReport) benchCounts { return t.B3.Receiver }, x.Receiver.Expected)
+		flush()
 	}
 	fmt.Fprintln(b)
 	if len(r.Problems) == 0 {
@@ -432,7 +531,7 @@ func (r *benchReport) text() string {
 		fmt.Fprintf(b, "PROBLEM: %s\n", p)
 	}
 	if r.CPUProfile != "" {
-		fmt.Fprintf(b, "CPU profile of the whole run (hookd, receiver and producers): %s; read it with go tool pprof -top %s\n", r.CPUProfile, r.CPUProfile)
+		fmt.Fprintf(b, "CPU profile of the whole run (hookd, API server, receiver and producers): %s; read it with go tool pprof -top %s\n", r.CPUProfile, r.CPUProfile)
 	}
 	if len(r.Kept) > 0 {
 		fmt.Fprintf(b, "databases kept: %s\n", strings.Join(r.Kept, " "))
@@ -440,12 +539,21 @@ func (r *benchReport) text() string {
 	return b.String()
 }
 
-// countsRow adds the receiver's counts to a table.
-func countsRow(row func(...string), label string, c benchCounts) {
-	ok := c.Delivered >= c.Expected && c.Unverified == 0 && c.Duplicates == 0
-	row(label+"verified deliveries / requests / unverified / duplicates",
-		fmt.Sprintf("%s / %s / %d / %d", thousands(c.Delivered), thousands(c.Requests), c.Unverified, c.Duplicates),
-		thousands(c.Expected)+" / - / 0 / 0", mark(ok))
+// countsRow adds the receiver's counts, from counts, to a table made by text.
+func countsRow(row func(string, func(*benchTargetReport) string, string), label string, counts func(*benchTargetReport) benchCounts, expected int) {
+	row(label+"verified deliveries / requests / unverified / duplicates", func(t *benchTargetReport) string {
+		c := counts(t)
+		ok := c.Delivered >= c.Expected && c.Unverified == 0 && c.Duplicates == 0
+		return fmt.Sprintf("%s / %s / %d / %d %s", thousands(c.Delivered), thousands(c.Requests), c.Unverified, c.Duplicates, mark(ok))
+	}, thousands(expected)+" / - / 0 / 0")
+}
+
+// joinNonEmpty joins a and b with ", ", leaving out an empty one.
+func joinNonEmpty(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + ", " + b
 }
 
 // mark is ✓ for ok, ✗ otherwise.

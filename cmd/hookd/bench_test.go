@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// TestBenchSmall runs every benchmark at a tiny size and checks that each delivery arrived once,
-// verified, and that the JSON carries the figures. It asserts no speed.
+// TestBenchSmall runs every benchmark at a tiny size on both targets, the library and the HTTP
+// API, and checks that each delivery arrived once, verified, and that the JSON and the text carry
+// the figures of both. It asserts no speed.
 func TestBenchSmall(t *testing.T) {
 	var out, errb bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
@@ -35,52 +36,122 @@ func TestBenchSmall(t *testing.T) {
 	if rep.Command != "hookd bench "+strings.Join(args, " ") {
 		t.Errorf("command = %q", rep.Command)
 	}
-	for name, c := range map[string]benchCounts{
-		"B1": rep.B1.Receiver, "B2 baseline": rep.B2.Baseline.Receiver,
-		"B2 with hanging": rep.B2.WithHanging.Receiver, "B3": rep.B3.Receiver,
-	} {
-		if c.Delivered != c.Expected || c.Unverified != 0 || c.Duplicates != 0 {
-			t.Errorf("%s: %+v, want every expected delivery verified, once", name, c)
+	if len(rep.Targets) != 2 || rep.Targets[0].Name != "library" || rep.Targets[1].Name != "api" {
+		t.Fatalf("targets = %+v, want library then api", rep.Targets)
+	}
+	for _, tr := range rep.Targets {
+		if tr.B1 == nil || tr.B2 == nil || tr.B3 == nil {
+			t.Fatalf("%s: B1 %v, B2 %v, B3 %v; want all three", tr.Name, tr.B1, tr.B2, tr.B3)
 		}
-	}
-	if got := rep.B1.Receiver.Expected; got != 40 {
-		t.Errorf("B1 expected %d deliveries, want 20 messages × 2 endpoints = 40", got)
-	}
-	if rep.B1.RecordedDelivered != 40 {
-		t.Errorf("B1: store records %d delivered, want 40", rep.B1.RecordedDelivered)
-	}
-	if got := rep.B2.WithHanging.Receiver; got.Expected != 10 || got.HangingRequests == 0 {
-		t.Errorf("B2 with hanging: %+v, want 10 healthy deliveries and requests to the hanging endpoint", got)
-	}
-	if got := rep.B2.Baseline.Receiver.HangingRequests; got != 0 {
-		t.Errorf("B2 baseline: %d requests to a hanging endpoint, want none", got)
+		for name, c := range map[string]benchCounts{
+			"B1": tr.B1.Receiver, "B2 baseline": tr.B2.Baseline.Receiver,
+			"B2 with hanging": tr.B2.WithHanging.Receiver, "B3": tr.B3.Receiver,
+		} {
+			if c.Delivered != c.Expected || c.Unverified != 0 || c.Duplicates != 0 {
+				t.Errorf("%s %s: %+v, want every expected delivery verified, once", tr.Name, name, c)
+			}
+		}
+		if got := tr.B1.Receiver.Expected; got != 40 {
+			t.Errorf("%s B1 expected %d deliveries, want 20 messages × 2 endpoints = 40", tr.Name, got)
+		}
+		if tr.B1.RecordedDelivered != 40 {
+			t.Errorf("%s B1: store records %d delivered, want 40", tr.Name, tr.B1.RecordedDelivered)
+		}
+		if got := tr.B2.WithHanging.Receiver; got.Expected != 10 || got.HangingRequests == 0 {
+			t.Errorf("%s B2 with hanging: %+v, want 10 healthy deliveries and requests to the hanging endpoint", tr.Name, got)
+		}
+		if got := tr.B2.Baseline.Receiver.HangingRequests; got != 0 {
+			t.Errorf("%s B2 baseline: %d requests to a hanging endpoint, want none", tr.Name, got)
+		}
+		if got := tr.B3.Receiver.Expected; got != 5 {
+			t.Errorf("%s B3 expected %d deliveries, want 5", tr.Name, got)
+		}
 	}
 
 	// The fields a script reads.
-	var top map[string]json.RawMessage
+	var top struct {
+		Targets []map[string]json.RawMessage `json:"targets"`
+	}
 	if err := json.Unmarshal(out.Bytes(), &top); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]string{
-		"b1": {"sendsPerSec", "sendP50Ms", "sendP99Ms", "deliveriesPerSec", "deliverSeconds", "targetDeliveriesPerSec", "met", "receiver"},
-		"b2": {"baseline", "withHanging", "ratio", "targetRatio", "met"},
-		"b3": {"p50Ms", "p99Ms", "targetP50Ms", "met", "receiver"},
+	var topKeys map[string]json.RawMessage
+	if err := json.Unmarshal(out.Bytes(), &topKeys); err != nil {
+		t.Fatal(err)
 	}
-	for _, k := range []string{"command", "target", "config", "machine", "problems"} {
-		if _, ok := top[k]; !ok {
+	for _, k := range []string{"command", "config", "machine", "targets", "problems"} {
+		if _, ok := topKeys[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
 		}
 	}
-	for bench, fields := range want {
-		var m map[string]any
-		if err := json.Unmarshal(top[bench], &m); err != nil {
-			t.Fatalf("%s: %v", bench, err)
-		}
-		for _, f := range fields {
-			if _, ok := m[f]; !ok {
-				t.Errorf("JSON %s lacks %q", bench, f)
+	want := map[string][]string{
+		"b1": {"sendsPerSec", "sendP50Ms", "sendP99Ms", "deliveriesPerSec", "deliverSeconds", "targetDeliveriesPerSec", "deliveriesMet", "met", "receiver"},
+		"b2": {"baseline", "withHanging", "ratio", "targetRatio", "met"},
+		"b3": {"p50Ms", "p99Ms", "sendP50Ms", "targetP50Ms", "met", "receiver"},
+	}
+	for i, target := range top.Targets {
+		name := rep.Targets[i].Name
+		for _, k := range []string{"name", "description"} {
+			if _, ok := target[k]; !ok {
+				t.Errorf("JSON target %s lacks %q", name, k)
 			}
 		}
+		for bench, fields := range want {
+			var m map[string]any
+			if err := json.Unmarshal(target[bench], &m); err != nil {
+				t.Fatalf("%s %s: %v", name, bench, err)
+			}
+			for _, f := range fields {
+				if _, ok := m[f]; !ok {
+					t.Errorf("JSON %s %s lacks %q", name, bench, f)
+				}
+			}
+			if bench != "b1" {
+				continue
+			}
+			// Only the API has a sends/s target.
+			_, hasTarget := m["targetSendsPerSec"]
+			_, hasMet := m["sendsMet"]
+			if wantSends := name == "api"; hasTarget != wantSends || hasMet != wantSends {
+				t.Errorf("JSON %s b1: targetSendsPerSec %v, sendsMet %v; want both %v", name, hasTarget, hasMet, wantSends)
+			}
+		}
+	}
+	if got := rep.Targets[1].B1.TargetSendsPerSec; got != b1TargetSendsPerSecAPI {
+		t.Errorf("api B1 targetSendsPerSec = %g, want %g", got, b1TargetSendsPerSecAPI)
+	}
+
+	// The text shows both targets side by side.
+	text := rep.text()
+	for _, s := range []string{"figure  ", "library", "api", "api ≥ 1,000", "≥ 1,500", "≤ 1.2×", "p50 ≤ 20.0 ms", "every delivery arrived once, verified"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("text lacks %q:\n%s", s, text)
+		}
+	}
+}
+
+// TestBenchTargetAPI runs B3 through the API alone: the target works without the library's runs.
+func TestBenchTargetAPI(t *testing.T) {
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
+	args := []string{"--target", "api", "--only", "B3", "--json"}
+	err := benchCommand(context.Background(), e, args, func(o *benchOptions) { o.b3Sends, o.stall = 3, 10*time.Second })
+	if err != nil {
+		t.Fatalf("bench: %v\nstderr: %s", err, errb.String())
+	}
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("decode %s: %v", out.String(), err)
+	}
+	if len(rep.Targets) != 1 || rep.Targets[0].Name != "api" {
+		t.Fatalf("targets = %+v, want api alone", rep.Targets)
+	}
+	tr := rep.Targets[0]
+	if tr.B1 != nil || tr.B2 != nil || tr.B3 == nil {
+		t.Fatalf("api: B1 %v, B2 %v, B3 %v; want B3 alone", tr.B1, tr.B2, tr.B3)
+	}
+	if c := tr.B3.Receiver; c.Expected != 3 || c.Delivered != 3 || c.Unverified != 0 || c.Duplicates != 0 {
+		t.Errorf("api B3: %+v, want 3 deliveries verified, once", c)
 	}
 }
 
@@ -94,6 +165,8 @@ func TestBenchUsage(t *testing.T) {
 		{"--only", "B4"},
 		{"--only", ","},
 		{"--only", "B2", "--endpoints", "1"},
+		{"--target", "sdk"},
+		{"--target", ","},
 		{"--messages", "x"},
 		{"extra"},
 	} {
