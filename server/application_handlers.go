@@ -312,6 +312,9 @@ func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request, rc *r
 	if err := s.client.DeleteApplication(r.Context(), app.ID); err != nil {
 		return err
 	}
+	if f, ok := s.cfg.Auth.(appForgetter); ok {
+		f.ForgetApp(app.ID) // its tokens went with it
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

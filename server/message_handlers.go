@@ -32,28 +32,24 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, rc *reqCt
 		return err
 	}
 	ctx := r.Context()
-	appID := r.PathValue("app_id")
-	a, err := s.client.GetApplication(ctx, appID)
-	if errors.Is(err, hookd.ErrNotFound) && in.Application != nil && rc.principal.AppID == "" {
-		switch {
-		case in.Application.UID == nil:
-			return invalidField("body", "application.uid", "Application UID not set in body")
-		case *in.Application.UID != appID:
-			return invalidField("body", "application.uid", "Application UID in the path and body must match")
-		}
-		a, err = s.client.CreateApplication(ctx, in.Application.toHookd())
-		if errors.Is(err, hookd.ErrConflict) {
-			// Created meanwhile by another request.
-			a, err = s.client.GetApplication(ctx, appID)
-		}
-	}
+	appID, err := appPathParam(r)
 	if err != nil {
 		return err
 	}
-	if err := rc.appAllowed(a.ID); err != nil {
-		return err
+	// The admin sends straight away (Send finds the application in its own transaction, so the
+	// request waits for the database once); an app-portal token is checked against it first.
+	var res *hookd.SendResult
+	if rc.principal.AppID == "" {
+		res, err = s.client.Send(ctx, appID, msg)
+		if errors.Is(err, hookd.ErrNotFound) && in.Application != nil {
+			res, err = s.sendCreatingApp(r, in.Application, appID, msg)
+		}
+	} else {
+		var a *hookd.Application
+		if a, err = s.resolveApp(r, rc); err == nil {
+			res, err = s.client.Send(ctx, a.ID, msg)
+		}
 	}
-	res, err := s.client.Send(ctx, a.ID, msg)
 	if err != nil {
 		return err
 	}
@@ -62,6 +58,27 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, rc *reqCt
 	}
 	writeJSON(w, http.StatusAccepted, toMsgOut(res.Message, withContent))
 	return nil
+}
+
+// sendCreatingApp creates the application given inline in a MessageIn (Svix's "application"
+// field, used when the path's application does not exist) and sends msg to it.
+func (s *Server) sendCreatingApp(r *http.Request, in *msgAppIn, appID string, msg *hookd.MessageIn) (*hookd.SendResult, error) {
+	switch {
+	case in.UID == nil:
+		return nil, invalidField("body", "application.uid", "Application UID not set in body")
+	case *in.UID != appID:
+		return nil, invalidField("body", "application.uid", "Application UID in the path and body must match")
+	}
+	ctx := r.Context()
+	a, err := s.client.CreateApplication(ctx, in.toHookd())
+	if errors.Is(err, hookd.ErrConflict) {
+		// Created meanwhile by another request.
+		a, err = s.client.GetApplication(ctx, appID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.client.Send(ctx, a.ID, msg)
 }
 
 // listMessages is v1.message.list: newest first, filtered by event_types, channel, before and

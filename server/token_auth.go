@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hookd/hookd"
@@ -35,7 +36,24 @@ const adminMarker = "hookd:admin-token"
 type TokenAuth struct {
 	store hookd.Store
 	now   func() time.Time
+
+	// cache holds tokens recently found valid, by hash, so that a request does not wait for the
+	// database (on SQLite its one connection, shared with the workers) to authenticate. A token
+	// revoked here leaves the cache at once; one revoked by another process, within tokenCacheTTL.
+	mu    sync.Mutex
+	cache map[string]cachedToken
 }
+
+type cachedToken struct {
+	p     Principal
+	until time.Time
+}
+
+// Bounds of TokenAuth's cache.
+const (
+	tokenCacheTTL = 2 * time.Second
+	tokenCacheMax = 10_000
+)
 
 var (
 	_ Authenticator = (*TokenAuth)(nil)
@@ -132,27 +150,86 @@ func (a *TokenAuth) Authenticate(ctx context.Context, token string) (Principal, 
 		return Principal{}, errUnauthorized
 	}
 	now := a.now()
-	t, err := a.store.GetToken(ctx, hashToken(token), now)
+	hash := hashToken(token)
+	if p, ok := a.cached(hash, now); ok {
+		return p, nil
+	}
+	p, until, err := a.lookup(ctx, hash, now)
+	if err != nil {
+		return Principal{}, err
+	}
+	a.remember(hash, p, until)
+	return p, nil
+}
+
+func (a *TokenAuth) cached(hash string, now time.Time) (Principal, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.cache[hash]
+	if !ok || !now.Before(c.until) {
+		return Principal{}, false
+	}
+	return c.p, true
+}
+
+func (a *TokenAuth) remember(hash string, p Principal, until time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cache == nil || len(a.cache) >= tokenCacheMax {
+		a.cache = make(map[string]cachedToken)
+	}
+	a.cache[hash] = cachedToken{p: p, until: until}
+}
+
+// appForgetter is what an Authenticator with a cache implements so that the tokens of a deleted
+// application stop working at once.
+type appForgetter interface{ ForgetApp(appID string) }
+
+// ForgetApp drops the cached tokens of an application (deleted, with its tokens).
+func (a *TokenAuth) ForgetApp(appID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for h, c := range a.cache {
+		if c.p.AppID == appID {
+			delete(a.cache, h)
+		}
+	}
+}
+
+func (a *TokenAuth) forget(hash string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.cache, hash)
+}
+
+// lookup authenticates a token hash against the store, and returns until when the answer may be
+// cached.
+func (a *TokenAuth) lookup(ctx context.Context, hash string, now time.Time) (Principal, time.Time, error) {
+	until := now.Add(tokenCacheTTL)
+	t, err := a.store.GetToken(ctx, hash, now)
 	if errors.Is(err, hookd.ErrNotFound) {
-		return Principal{}, errUnauthorized
+		return Principal{}, until, errUnauthorized
 	}
 	if err != nil {
-		return Principal{}, fmt.Errorf("server: authenticate: %w", err)
+		return Principal{}, until, fmt.Errorf("server: authenticate: %w", err)
+	}
+	if t.ExpiresAt != nil && t.ExpiresAt.Before(until) {
+		until = *t.ExpiresAt
 	}
 	if t.AppID != "" {
-		return Principal{AppID: t.AppID}, nil
+		return Principal{AppID: t.AppID}, until, nil
 	}
 	marker, err := a.store.GetToken(ctx, adminMarker, now)
 	if errors.Is(err, hookd.ErrNotFound) {
-		return Principal{}, errUnauthorized
+		return Principal{}, until, errUnauthorized
 	}
 	if err != nil {
-		return Principal{}, fmt.Errorf("server: authenticate: %w", err)
+		return Principal{}, until, fmt.Errorf("server: authenticate: %w", err)
 	}
 	if !t.CreatedAt.Equal(marker.CreatedAt) {
-		return Principal{}, errUnauthorized // a previous admin token
+		return Principal{}, until, errUnauthorized // a previous admin token
 	}
-	return Principal{}, nil
+	return Principal{}, until, nil
 }
 
 // IssueAppToken mints an app-portal token for the application with id appID, valid for ttl.
@@ -177,6 +254,7 @@ func (a *TokenAuth) IssueAppToken(ctx context.Context, appID string, ttl time.Du
 
 // Revoke deletes the token; an unknown one is hookd.ErrNotFound.
 func (a *TokenAuth) Revoke(ctx context.Context, token string) error {
+	a.forget(hashToken(token))
 	err := a.store.InTx(ctx, func(tx hookd.Tx) error { return tx.DeleteToken(ctx, hashToken(token)) })
 	if err != nil {
 		return fmt.Errorf("server: revoke a token: %w", err)
