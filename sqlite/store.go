@@ -39,6 +39,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"strings"
 
 	// The pure-Go SQLite driver, registered as "sqlite".
 	msqlite "modernc.org/sqlite"
@@ -71,6 +72,13 @@ type Store struct {
 	logger *slog.Logger
 	stmts  *statements
 	lock   *processLock
+
+	// rdb and rstmts serve the Store's own reads (not a Tx's): WAL lets readers run beside the one
+	// writer, so the workers' loads do not queue for the connection that sends, records and River
+	// write through.
+	rdb    *sql.DB
+	rstmts *statements
+	path   string
 }
 
 var _ hookd.Store = (*Store)(nil)
@@ -90,8 +98,11 @@ func Open(ctx context.Context, path string, cfg *Config) (*Store, error) {
 	}
 	db := sql.OpenDB(cachingConnector{base: base})
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, logger: cfg.Logger, lock: lock}
+	s := &Store{db: db, logger: cfg.Logger, lock: lock, path: path}
 	if err := s.init(ctx); err != nil {
+		if s.rdb != nil {
+			_ = s.rdb.Close()
+		}
 		_ = db.Close()
 		lock.release()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
@@ -114,8 +125,25 @@ func (s *Store) init(ctx context.Context) error {
 		return err
 	}
 	s.stmts = stmts
-	s.queries = queries{q: s.db, stmts: stmts}
+	rbase, err := msqlite.NewConnector(readDSN(s.path))
+	if err != nil {
+		return fmt.Errorf("open readers: %w", err)
+	}
+	s.rdb = sql.OpenDB(cachingConnector{base: rbase})
+	s.rdb.SetMaxOpenConns(readConns)
+	if s.rstmts, err = prepareStatements(ctx, s.rdb); err != nil {
+		return fmt.Errorf("readers: %w", err)
+	}
+	s.queries = queries{q: s.rdb, stmts: s.rstmts}
 	return nil
+}
+
+// readConns is the number of read connections.
+const readConns = 4
+
+// readDSN is dsn for the read connections: their transactions take no write lock.
+func readDSN(path string) string {
+	return strings.Replace(dsn(path), "&_txlock=immediate", "&_txlock=deferred", 1)
 }
 
 // dsn builds the driver's connection string: the path as a file: URI (escaped, so that '?', '#'
@@ -141,7 +169,10 @@ func (s *Store) Close() error {
 	if s.stmts != nil {
 		errs = append(errs, s.stmts.close())
 	}
-	errs = append(errs, s.db.Close())
+	if s.rstmts != nil {
+		errs = append(errs, s.rstmts.close())
+	}
+	errs = append(errs, s.rdb.Close(), s.db.Close())
 	errs = append(errs, s.lock.release())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close sqlite: %w", err)
