@@ -52,7 +52,7 @@ func NewClient(store Store, cfg *Config) (*Client, error) {
 		http:   delivery.New(c.Delivery),
 		states: newEndpointStates(),
 	}
-	cl.rec = newRecorder(store, q, c.Logger)
+	cl.rec = newRecorder(store, c.Logger, cl.writeAttempts)
 	return cl, nil
 }
 

@@ -3,6 +3,7 @@ package hookd
 import (
 	"context"
 	"log/slog"
+	"time"
 )
 
 // maxBatch bounds how many writes share one transaction.
@@ -16,22 +17,49 @@ type recorder struct {
 	log   *slog.Logger
 	in    chan *recItem
 	done  chan struct{} // closed when run returns
+	// writeAttempts writes the attempt writes of a batch together (see Client.writeAttempts).
+	writeAttempts func(ctx context.Context, tx Tx, ws []*attemptWrite) error
 }
 
+// recItem is one write: an attempt's (merged with the batch's other attempts into a few
+// multi-row statements) or any other (apply).
 type recItem struct {
-	apply func(ctx context.Context, tx Tx) error
-	errc  chan error
+	apply   func(ctx context.Context, tx Tx) error
+	attempt *attemptWrite
+	errc    chan error
 }
 
-func newRecorder(store Store, _ Queue, log *slog.Logger) *recorder {
-	return &recorder{store: store, log: log, in: make(chan *recItem, maxBatch), done: make(chan struct{})}
+// attemptWrite is what one attempt writes: its record, the next job, operational events, and the
+// endpoint to disable.
+type attemptWrite struct {
+	rec     AttemptRecord
+	next    *Job
+	ops     []OperationalEvent
+	disable *endpointDisable
+}
+
+type endpointDisable struct {
+	id, reason string
+	at         time.Time
+}
+
+func newRecorder(store Store, log *slog.Logger, writeAttempts func(ctx context.Context, tx Tx, ws []*attemptWrite) error) *recorder {
+	return &recorder{store: store, log: log, in: make(chan *recItem, maxBatch), done: make(chan struct{}), writeAttempts: writeAttempts}
+}
+
+// write records an attempt with the batch it joins, and returns once it is committed or failed.
+func (r *recorder) write(ctx context.Context, w *attemptWrite) error {
+	return r.submit(ctx, &recItem{attempt: w, errc: make(chan error, 1)})
 }
 
 // do runs apply in a transaction shared with other writes and returns once it is committed or has
 // failed. apply may run twice (once in a batch that failed, once alone); it must only write
 // through tx.
 func (r *recorder) do(ctx context.Context, apply func(ctx context.Context, tx Tx) error) error {
-	it := &recItem{apply: apply, errc: make(chan error, 1)}
+	return r.submit(ctx, &recItem{apply: apply, errc: make(chan error, 1)})
+}
+
+func (r *recorder) submit(ctx context.Context, it *recItem) error {
 	select {
 	case r.in <- it:
 	case <-r.done:
@@ -84,12 +112,20 @@ func (r *recorder) run(ctx context.Context) {
 func (r *recorder) flush(batch []*recItem) {
 	ctx := context.Background()
 	err := r.store.InTx(ctx, func(tx Tx) error {
+		var ws []*attemptWrite
 		for _, it := range batch {
+			if it.attempt != nil {
+				ws = append(ws, it.attempt)
+				continue
+			}
 			if err := it.apply(ctx, tx); err != nil {
 				return err
 			}
 		}
-		return nil
+		if len(ws) == 0 {
+			return nil
+		}
+		return r.writeAttempts(ctx, tx, ws)
 	})
 	if err == nil || len(batch) == 1 {
 		for _, it := range batch {

@@ -204,23 +204,11 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 		ops = append(ops, c.opEvent(OpEndpointDisabled, d, disable))
 	}
 
-	err := c.rec.do(ctx, func(ctx context.Context, tx Tx) error {
-		if err := tx.RecordAttempts(ctx, []AttemptRecord{rec}); err != nil {
-			return err
-		}
-		if disable != "" {
-			if err := tx.SetEndpointDisabled(ctx, ep.ID, true, disable, now); err != nil {
-				return err
-			}
-		}
-		if err := c.emitOps(ctx, tx, ops); err != nil {
-			return err
-		}
-		if next != nil {
-			return c.queue.EnqueueTx(ctx, tx, []Job{*next})
-		}
-		return nil
-	})
+	w := &attemptWrite{rec: rec, next: next, ops: ops}
+	if disable != "" {
+		w.disable = &endpointDisable{id: ep.ID, reason: disable, at: now}
+	}
+	err := c.rec.write(ctx, w)
 	c.states.release(ep.ID, outcome{
 		started: at, success: a.Success, dur: res.Duration, throttle: throttle, probe: probe,
 		threshold: c.cfg.CircuitThreshold, cooldown: c.cfg.CircuitCooldown, maxCool: c.cfg.CircuitMaxCooldown,
@@ -246,3 +234,35 @@ func (c *Client) opEvent(typ string, d *Delivery, reason string) OperationalEven
 }
 
 func (c *Client) now() time.Time { return c.cfg.Now().UTC() }
+
+// writeAttempts writes a batch's attempts in tx: every record in one RecordAttempts, then the
+// endpoints to disable, the operational events, and the next jobs in one insert.
+func (c *Client) writeAttempts(ctx context.Context, tx Tx, ws []*attemptWrite) error {
+	recs := make([]AttemptRecord, len(ws))
+	var ops []OperationalEvent
+	var jobs []Job
+	for i, w := range ws {
+		recs[i] = w.rec
+		ops = append(ops, w.ops...)
+		if w.next != nil {
+			jobs = append(jobs, *w.next)
+		}
+	}
+	if err := tx.RecordAttempts(ctx, recs); err != nil {
+		return err
+	}
+	for _, w := range ws {
+		if d := w.disable; d != nil {
+			if err := tx.SetEndpointDisabled(ctx, d.id, true, d.reason, d.at); err != nil {
+				return err
+			}
+		}
+	}
+	if err := c.emitOps(ctx, tx, ops); err != nil {
+		return err
+	}
+	if len(jobs) > 0 {
+		return c.queue.EnqueueTx(ctx, tx, jobs)
+	}
+	return nil
+}
