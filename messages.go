@@ -97,39 +97,5 @@ func (c *Client) Resend(ctx context.Context, app, msg, endpoint string) error {
 // Recover makes a manual attempt of every failed delivery to an endpoint created at or after
 // since, and returns how many it queued.
 func (c *Client) Recover(ctx context.Context, app, endpoint string, since time.Time) (int, error) {
-	n := 0
-	err := c.inApp(ctx, app, func(tx Tx, a *Application) error {
-		ep, err := tx.GetEndpoint(ctx, a.ID, endpoint)
-		if err != nil {
-			return err
-		}
-		if ep.Disabled {
-			return fmt.Errorf("%w: enable endpoint %s first", ErrEndpointDisabled, ep.ID)
-		}
-		f := DeliveryFilter{AppID: a.ID, EndpointID: ep.ID, Status: DeliveryFailed, After: &since, ListOptions: ListOptions{Limit: 250}}
-		for {
-			page, err := tx.ListDeliveries(ctx, f)
-			if err != nil {
-				return err
-			}
-			jobs := make([]Job, 0, len(page.Data))
-			for _, d := range page.Data {
-				jobs = append(jobs, Job{DeliveryID: d.ID, Attempt: d.Attempts + 1, Trigger: TriggerManual})
-			}
-			if len(jobs) > 0 {
-				if err := c.queue.EnqueueTx(ctx, tx, jobs); err != nil {
-					return err
-				}
-			}
-			n += len(jobs)
-			if page.Done {
-				return nil
-			}
-			f.Iterator = page.Iterator
-		}
-	})
-	if err != nil {
-		return 0, fmt.Errorf("hookd: recover endpoint %q: %w", endpoint, err)
-	}
-	return n, nil
+	return c.RecoverRange(ctx, app, endpoint, since, nil)
 }
