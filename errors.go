@@ -12,6 +12,8 @@ var (
 	ErrUnsupportedTx = errors.New("unsupported transaction type")
 	// ErrInvalid: an input failed validation; the error names the field. See *ValidationError.
 	ErrInvalid = errors.New("invalid input")
+	// ErrPayloadTooLarge: a message payload is over Config.MaxPayload (also ErrInvalid).
+	ErrPayloadTooLarge = errors.New("payload too large")
 	// ErrStopped: the client is not running.
 	ErrStopped = errors.New("client not started")
 )
@@ -20,11 +22,18 @@ var (
 type ValidationError struct {
 	Field  string // e.g. "url", "eventType", "uid"
 	Reason string
+	kind   error // a more precise sentinel, e.g. ErrPayloadTooLarge; may be nil
 }
 
 func (e *ValidationError) Error() string { return "invalid " + e.Field + ": " + e.Reason }
 
-// Unwrap returns ErrInvalid.
-func (e *ValidationError) Unwrap() error { return ErrInvalid }
+// Unwrap returns ErrInvalid, and the more precise sentinel when there is one
+// (ErrPayloadTooLarge).
+func (e *ValidationError) Unwrap() []error {
+	if e.kind != nil {
+		return []error{ErrInvalid, e.kind}
+	}
+	return []error{ErrInvalid}
+}
 
 func invalid(field, reason string) error { return &ValidationError{Field: field, Reason: reason} }

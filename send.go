@@ -95,7 +95,7 @@ func (c *Client) prepare(msg *MessageIn) (*Message, error) {
 		return nil, err
 	}
 	if len(payload) > c.cfg.MaxPayload {
-		return nil, invalid("payload", fmt.Sprintf("%d bytes, at most %d", len(payload), c.cfg.MaxPayload))
+		return nil, &ValidationError{Field: "payload", Reason: fmt.Sprintf("%d bytes, at most %d", len(payload), c.cfg.MaxPayload), kind: ErrPayloadTooLarge}
 	}
 	return &Message{
 		ID:        newID(prefixMessage),

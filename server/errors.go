@@ -85,6 +85,8 @@ func writeError(w http.ResponseWriter, err error) {
 	var he *hookd.ValidationError
 	var mb *http.MaxBytesError
 	switch {
+	case errors.Is(err, hookd.ErrPayloadTooLarge) && errors.As(err, &he):
+		writeJSON(w, http.StatusRequestEntityTooLarge, &apiError{Code: "payload_too_large", Detail: "The payload is " + he.Reason + " bytes."})
 	case errors.As(err, &ve):
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": ve.Detail})
 	case errors.As(err, &he):
