@@ -131,23 +131,47 @@ func encodePayload(p any) (json.RawMessage, error) {
 	return slices.Clone(json.RawMessage(raw)), nil
 }
 
-// sendIn writes m for app inside tx.
+// sendIn writes m for app inside tx, with its jobs.
 func (c *Client) sendIn(ctx context.Context, tx Tx, app string, m *Message) (*SendResult, error) {
+	res, jobs, err := c.writeMessage(ctx, tx, app, m)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.enqueue(ctx, tx, jobs); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// enqueue inserts the jobs of sends in tx.
+func (c *Client) enqueue(ctx context.Context, tx Tx, jobs []Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	if err := c.queue.EnqueueTx(ctx, tx, jobs); err != nil {
+		return fmt.Errorf("hookd: send: enqueue: %w", err)
+	}
+	return nil
+}
+
+// writeMessage writes m for app inside tx, and returns the jobs that carry its deliveries, for the
+// caller to enqueue (a batch of sends enqueues all of its jobs at once).
+func (c *Client) writeMessage(ctx context.Context, tx Tx, app string, m *Message) (*SendResult, []Job, error) {
 	a, err := tx.GetApplication(ctx, app)
 	if err != nil {
-		return nil, fmt.Errorf("hookd: send to application %q: %w", app, err)
+		return nil, nil, fmt.Errorf("hookd: send to application %q: %w", app, err)
 	}
 	m.AppID = a.ID
 	existing, inserted, err := tx.InsertMessage(ctx, m)
 	if err != nil {
-		return nil, fmt.Errorf("hookd: send: %w", err)
+		return nil, nil, fmt.Errorf("hookd: send: %w", err)
 	}
 	if !inserted {
-		return &SendResult{Message: existing, Duplicate: true}, nil
+		return &SendResult{Message: existing, Duplicate: true}, nil, nil
 	}
 	eps, err := tx.EnabledEndpoints(ctx, a.ID)
 	if err != nil {
-		return nil, fmt.Errorf("hookd: send: %w", err)
+		return nil, nil, fmt.Errorf("hookd: send: %w", err)
 	}
 	var ds []Delivery
 	var jobs []Job
@@ -164,13 +188,10 @@ func (c *Client) sendIn(ctx context.Context, tx Tx, app string, m *Message) (*Se
 	}
 	if len(ds) > 0 {
 		if err := tx.InsertDeliveries(ctx, ds); err != nil {
-			return nil, fmt.Errorf("hookd: send: %w", err)
-		}
-		if err := c.queue.EnqueueTx(ctx, tx, jobs); err != nil {
-			return nil, fmt.Errorf("hookd: send: enqueue: %w", err)
+			return nil, nil, fmt.Errorf("hookd: send: %w", err)
 		}
 	}
-	return &SendResult{Message: m, Deliveries: len(ds)}, nil
+	return &SendResult{Message: m, Deliveries: len(ds)}, jobs, nil
 }
 
 // matches reports whether an enabled endpoint takes a message, as Svix filters: the endpoint's

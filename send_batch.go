@@ -66,20 +66,22 @@ func (c *Client) runSendBatch(ctx context.Context) {
 	b.mu.Unlock()
 }
 
-// writeSends writes a batch in one transaction; when it fails, each send is written alone so that
+// writeSends writes a batch in one transaction, its jobs in one insert; when it fails, each send is written alone so that
 // one bad send (an unknown application) fails only itself.
 func (c *Client) writeSends(ctx context.Context, batch []*sendItem) {
 	if len(batch) > 1 {
 		res := make([]*SendResult, len(batch))
 		err := c.store.InTx(ctx, func(tx Tx) error {
+			var jobs []Job
 			for i, it := range batch {
-				r, err := c.sendIn(ctx, tx, it.app, it.msg)
+				r, js, err := c.writeMessage(ctx, tx, it.app, it.msg)
 				if err != nil {
 					return err
 				}
 				res[i] = r
+				jobs = append(jobs, js...)
 			}
-			return nil
+			return c.enqueue(ctx, tx, jobs)
 		})
 		if err == nil {
 			for i, it := range batch {
