@@ -109,7 +109,7 @@ func (c *Client) RotateSecretGrace(ctx context.Context, app, endpoint, secret st
 		}
 		if secret == "" {
 			secret = signature.NewSecret()
-		} else if err := checkSecret(secret, ep.Scheme); err != nil {
+		} else if err := CheckSecret(secret, ep.Scheme); err != nil {
 			return err
 		}
 		id = ep.ID

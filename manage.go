@@ -167,14 +167,17 @@ func (in *EndpointIn) check() error {
 		return invalid("scheme", fmt.Sprintf("%q is not one of standard, svix, stripe", in.Scheme))
 	}
 	if in.Secret != "" {
-		if err := checkSecret(in.Secret, in.Scheme); err != nil {
+		if err := CheckSecret(in.Secret, in.Scheme); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func checkSecret(secret string, scheme SignatureScheme) error {
+// CheckSecret reports whether secret can sign for an endpoint with scheme (whsec_ or whsk_ for the
+// Standard Webhooks schemes, any secret of 16 characters or more for the Stripe-shaped one): a
+// *ValidationError for the field "secret" otherwise.
+func CheckSecret(secret string, scheme SignatureScheme) error {
 	var err error
 	if scheme == SchemeStripe {
 		_, err = signature.NewStripeSigner(secret)
@@ -343,7 +346,7 @@ func (c *Client) RotateSecret(ctx context.Context, app, endpoint, secret string)
 		}
 		if secret == "" {
 			secret = signature.NewSecret()
-		} else if err := checkSecret(secret, ep.Scheme); err != nil {
+		} else if err := CheckSecret(secret, ep.Scheme); err != nil {
 			return err
 		}
 		id = ep.ID

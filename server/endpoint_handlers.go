@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/signature"
 )
 
 // endpointRoutes registers the endpoint routes of both specs (those under
@@ -191,16 +190,14 @@ func (s *Server) patchEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCt
 	return nil
 }
 
-// checkEndpointSecret checks a secret for an endpoint signing with scheme.
+// checkEndpointSecret checks a secret for an endpoint signing with scheme (hookd.CheckSecret),
+// naming field in the 422.
 func checkEndpointSecret(field, secret string, scheme hookd.SignatureScheme) error {
-	var err error
-	if scheme == hookd.SchemeStripe {
-		_, err = signature.NewStripeSigner(secret)
-	} else {
-		_, err = signature.NewSigner(secret)
-	}
-	if err != nil {
-		return invalidField("body", field, err.Error())
+	var ve *hookd.ValidationError
+	if err := hookd.CheckSecret(secret, scheme); errors.As(err, &ve) {
+		return invalidField("body", field, ve.Reason)
+	} else if err != nil {
+		return err
 	}
 	return nil
 }
