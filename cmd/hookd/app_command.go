@@ -58,26 +58,17 @@ func runAppList(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	apps, more, err := collect(*limit, func(it *string, n int32) (page[svix.ApplicationOut], error) {
+	fetch := func(it *string, n int32) (page[svix.ApplicationOut], error) {
 		l, err := c.sdk.Application.List(ctx, &svix.ApplicationListOptions{Iterator: it, Limit: &n})
 		if err != nil {
 			return page[svix.ApplicationOut]{}, err
 		}
 		return page[svix.ApplicationOut]{l.Data, l.Done, l.Iterator.Get()}, nil
-	})
-	if err != nil {
-		return c.fail("list applications", err)
 	}
-	c.noteMore(more, *limit)
-	if c.json {
-		return c.printJSON(apps)
-	}
-	rows := make([][]string, 0, len(apps))
-	for _, a := range apps {
-		rows = append(rows, []string{a.Id, orDash(deref(a.Uid)), a.Name, formatTime(a.CreatedAt)})
-	}
-	c.printTable([]string{"ID", "UID", "NAME", "CREATED"}, rows)
-	return nil
+	return printList(c, "applications", *limit, fetch, []string{"ID", "UID", "NAME", "CREATED"},
+		func(a *svix.ApplicationOut) []string {
+			return []string{a.Id, orDash(deref(a.Uid)), a.Name, formatTime(a.CreatedAt)}
+		})
 }
 
 func runAppGet(ctx context.Context, e *env, args []string) error {

@@ -350,6 +350,26 @@ type page[T any] struct {
 	iterator *string
 }
 
+// printList fetches up to limit items with fetch and prints them: JSON with --json, else a table
+// of header and one row per item; a list cut at the limit is noted on stderr. what names the list
+// in an error ("applications").
+func printList[T any](c *conn, what string, limit int, fetch func(iterator *string, n int32) (page[T], error), header []string, row func(*T) []string) error {
+	items, more, err := collect(limit, fetch)
+	if err != nil {
+		return c.fail("list "+what, err)
+	}
+	c.noteMore(more, limit)
+	if c.json {
+		return c.printJSON(items)
+	}
+	rows := make([][]string, 0, len(items))
+	for i := range items {
+		rows = append(rows, row(&items[i]))
+	}
+	c.printTable(header, rows)
+	return nil
+}
+
 // collect fetches pages until limit items or the end; more reports that the list was cut.
 func collect[T any](limit int, fetch func(iterator *string, n int32) (page[T], error)) (items []T, more bool, err error) {
 	var iter *string

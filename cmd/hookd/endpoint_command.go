@@ -74,26 +74,17 @@ func runEndpointList(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	eps, more, err := collect(*limit, func(it *string, n int32) (page[svix.EndpointOut], error) {
+	fetch := func(it *string, n int32) (page[svix.EndpointOut], error) {
 		l, err := c.sdk.Endpoint.List(ctx, pos[0], &svix.EndpointListOptions{Iterator: it, Limit: &n})
 		if err != nil {
 			return page[svix.EndpointOut]{}, err
 		}
 		return page[svix.EndpointOut]{l.Data, l.Done, l.Iterator.Get()}, nil
-	})
-	if err != nil {
-		return c.fail("list endpoints of "+pos[0], err)
 	}
-	c.noteMore(more, *limit)
-	if c.json {
-		return c.printJSON(eps)
-	}
-	rows := make([][]string, 0, len(eps))
-	for _, ep := range eps {
-		rows = append(rows, []string{ep.Id, orDash(deref(ep.Uid)), ep.Url, endpointState(&ep), joinOr(ep.FilterTypes, "all"), orDash(ep.Description)})
-	}
-	c.printTable([]string{"ID", "UID", "URL", "STATE", "EVENT TYPES", "DESCRIPTION"}, rows)
-	return nil
+	return printList(c, "endpoints of "+pos[0], *limit, fetch, []string{"ID", "UID", "URL", "STATE", "EVENT TYPES", "DESCRIPTION"},
+		func(ep *svix.EndpointOut) []string {
+			return []string{ep.Id, orDash(deref(ep.Uid)), ep.Url, endpointState(ep), joinOr(ep.FilterTypes, "all"), orDash(ep.Description)}
+		})
 }
 
 // endpointArgs parses "APP EP" and the client flags of an endpoint subcommand.

@@ -62,34 +62,25 @@ func runEventTypeList(ctx context.Context, e *env, args []string) error {
 	if *archived {
 		opts.IncludeArchived = archived
 	}
-	types, more, err := collect(*limit, func(it *string, n int32) (page[svix.EventTypeOut], error) {
+	fetch := func(it *string, n int32) (page[svix.EventTypeOut], error) {
 		opts.Iterator, opts.Limit = it, &n
 		l, err := c.sdk.EventType.List(ctx, opts)
 		if err != nil {
 			return page[svix.EventTypeOut]{}, err
 		}
 		return page[svix.EventTypeOut]{l.Data, l.Done, l.Iterator.Get()}, nil
-	})
-	if err != nil {
-		return c.fail("list event types", err)
 	}
-	c.noteMore(more, *limit)
-	if c.json {
-		return c.printJSON(types)
-	}
-	rows := make([][]string, 0, len(types))
-	for _, t := range types {
-		state := "active"
-		switch {
-		case t.Archived != nil && *t.Archived:
-			state = "archived"
-		case t.Deprecated:
-			state = "deprecated"
-		}
-		rows = append(rows, []string{t.Name, state, orDash(t.Description), formatTime(t.CreatedAt)})
-	}
-	c.printTable([]string{"NAME", "STATE", "DESCRIPTION", "CREATED"}, rows)
-	return nil
+	return printList(c, "event types", *limit, fetch, []string{"NAME", "STATE", "DESCRIPTION", "CREATED"},
+		func(t *svix.EventTypeOut) []string {
+			state := "active"
+			switch {
+			case t.Archived != nil && *t.Archived:
+				state = "archived"
+			case t.Deprecated:
+				state = "deprecated"
+			}
+			return []string{t.Name, state, orDash(t.Description), formatTime(t.CreatedAt)}
+		})
 }
 
 func runEventTypeDelete(ctx context.Context, e *env, args []string) error {

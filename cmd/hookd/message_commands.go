@@ -147,27 +147,18 @@ func runMessages(ctx context.Context, e *env, args []string) error {
 	if *channel != "" {
 		opts.Channel = channel
 	}
-	msgs, more, err := collect(*limit, func(it *string, n int32) (page[svix.MessageOut], error) {
+	fetch := func(it *string, n int32) (page[svix.MessageOut], error) {
 		opts.Iterator, opts.Limit = it, &n
 		l, err := c.sdk.Message.List(ctx, pos[0], opts)
 		if err != nil {
 			return page[svix.MessageOut]{}, err
 		}
 		return page[svix.MessageOut]{l.Data, l.Done, l.Iterator.Get()}, nil
-	})
-	if err != nil {
-		return c.fail("list messages of "+pos[0], err)
 	}
-	c.noteMore(more, *limit)
-	if c.json {
-		return c.printJSON(msgs)
-	}
-	rows := make([][]string, 0, len(msgs))
-	for _, m := range msgs {
-		rows = append(rows, []string{m.Id, m.EventType, orDash(deref(m.EventId)), joinOr(m.Channels, "-"), formatTime(m.Timestamp)})
-	}
-	c.printTable([]string{"ID", "EVENT TYPE", "EVENT ID", "CHANNELS", "TIMESTAMP"}, rows)
-	return nil
+	return printList(c, "messages of "+pos[0], *limit, fetch, []string{"ID", "EVENT TYPE", "EVENT ID", "CHANNELS", "TIMESTAMP"},
+		func(m *svix.MessageOut) []string {
+			return []string{m.Id, m.EventType, orDash(deref(m.EventId)), joinOr(m.Channels, "-"), formatTime(m.Timestamp)}
+		})
 }
 
 // runAttempts handles "hookd attempts".
@@ -192,7 +183,7 @@ func runAttempts(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	opts := &svix.MessageAttemptListOptions{}
-	attempts, more, err := collect(*limit, func(it *string, n int32) (page[svix.MessageAttemptOut], error) {
+	fetch := func(it *string, n int32) (page[svix.MessageAttemptOut], error) {
 		opts.Iterator, opts.Limit = it, &n
 		var l *svix.ListResponseMessageAttemptOut
 		var err error
@@ -208,25 +199,16 @@ func runAttempts(ctx context.Context, e *env, args []string) error {
 			return page[svix.MessageAttemptOut]{}, err
 		}
 		return page[svix.MessageAttemptOut]{l.Data, l.Done, l.Iterator.Get()}, nil
-	})
-	if err != nil {
-		return c.fail("list attempts", err)
 	}
-	c.noteMore(more, *limit)
-	if c.json {
-		return c.printJSON(attempts)
-	}
-	rows := make([][]string, 0, len(attempts))
-	for _, a := range attempts {
-		code := "-"
-		if a.ResponseStatusCode != 0 {
-			code = strconv.Itoa(int(a.ResponseStatusCode))
-		}
-		rows = append(rows, []string{a.Id, a.MsgId, a.EndpointId, attemptStatus(a.Status), code,
-			strconv.FormatInt(a.ResponseDurationMs, 10) + "ms", attemptTrigger(int(a.TriggerType)), formatTime(a.Timestamp)})
-	}
-	c.printTable([]string{"ID", "MESSAGE", "ENDPOINT", "STATUS", "CODE", "DURATION", "TRIGGER", "TIMESTAMP"}, rows)
-	return nil
+	return printList(c, "attempts", *limit, fetch, []string{"ID", "MESSAGE", "ENDPOINT", "STATUS", "CODE", "DURATION", "TRIGGER", "TIMESTAMP"},
+		func(a *svix.MessageAttemptOut) []string {
+			code := "-"
+			if a.ResponseStatusCode != 0 {
+				code = strconv.Itoa(int(a.ResponseStatusCode))
+			}
+			return []string{a.Id, a.MsgId, a.EndpointId, attemptStatus(a.Status), code,
+				strconv.FormatInt(a.ResponseDurationMs, 10) + "ms", attemptTrigger(int(a.TriggerType)), formatTime(a.Timestamp)}
+		})
 }
 
 // attemptStatus names Svix's MessageStatus numbers.
