@@ -338,26 +338,7 @@ func (c *Client) EndpointSecret(ctx context.Context, app, endpoint string) (stri
 // RotateSecret gives the endpoint a new secret (secret, or a new whsec_ one when empty). The old
 // keys keep signing for Config.RotationGrace, so receivers can switch without missing a delivery.
 func (c *Client) RotateSecret(ctx context.Context, app, endpoint, secret string) (string, error) {
-	var id string
-	err := c.inApp(ctx, app, func(tx Tx, a *Application) error {
-		ep, err := tx.GetEndpoint(ctx, a.ID, endpoint)
-		if err != nil {
-			return err
-		}
-		if secret == "" {
-			secret = signature.NewSecret()
-		} else if err := CheckSecret(secret, ep.Scheme); err != nil {
-			return err
-		}
-		id = ep.ID
-		now := c.now()
-		return tx.AddSigningKey(ctx, ep.ID, SigningKey{Secret: secret, CreatedAt: now}, now.Add(c.cfg.RotationGrace))
-	})
-	if err != nil {
-		return "", fmt.Errorf("hookd: rotate secret of %q: %w", endpoint, err)
-	}
-	c.states.invalidate(id)
-	return secret, nil
+	return c.RotateSecretGrace(ctx, app, endpoint, secret, c.cfg.RotationGrace)
 }
 
 // inApp runs fn in a transaction with the application found by id or uid.
