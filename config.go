@@ -21,7 +21,7 @@ var DefaultRetrySchedule = []time.Duration{
 type Config struct {
 	// Logger receives the worker's logs; secrets never reach it. Default: discard.
 	Logger *slog.Logger
-	// Queue carries jobs. Default: the store's own queue (River in the same database).
+	// Queue carries jobs. Default: the store's own queue (in the same database: hookd_jobs for SQLite).
 	Queue Queue
 	// Workers is the number of attempts in flight in each lane. Default: 100 first, 50 retry,
 	// 10 manual.

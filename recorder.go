@@ -110,7 +110,7 @@ func (r *recorder) run(ctx context.Context) {
 // flush writes a batch in one transaction. When it fails, each item is written alone, so one bad
 // write does not fail the others.
 func (r *recorder) flush(batch []*recItem) {
-	ctx := context.Background()
+	ctx := BackgroundWrite(context.Background())
 	err := r.store.InTx(ctx, func(tx Tx) error {
 		var ws []*attemptWrite
 		for _, it := range batch {

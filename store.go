@@ -19,12 +19,28 @@ type Store interface {
 	// WrapTx adapts a transaction the caller began on the store's database (for SendTx): *sql.Tx
 	// for database/sql backends. It returns ErrUnsupportedTx for any other type. The caller commits.
 	WrapTx(raw any) (Tx, error)
-	// NewQueue returns the store's own queue (River in the same database), used when
-	// Config.Queue is nil.
+	// NewQueue returns the store's own queue (in the same database), used when Config.Queue is
+	// nil.
 	NewQueue(cfg *QueueConfig) (Queue, error)
 	// Close releases the database.
 	Close() error
 }
+
+// BackgroundWrite marks ctx as the context of background writes: the workers' attempt records
+// and a queue's bookkeeping, which nobody waits for on a request path. A store whose database has
+// one writer (SQLite) begins a request's transaction, such as a Send's, before a background one
+// that is waiting, and lets a background one wait only a bounded time (see package sqlite).
+func BackgroundWrite(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+// IsBackgroundWrite reports whether ctx was marked by BackgroundWrite.
+func IsBackgroundWrite(ctx context.Context) bool {
+	b, _ := ctx.Value(backgroundKey{}).(bool)
+	return b
+}
+
+type backgroundKey struct{}
 
 // Tx is one transaction of a Store.
 type Tx interface {

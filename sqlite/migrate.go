@@ -12,9 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/riverqueue/river/riverdriver/riversqlite"
-	"github.com/riverqueue/river/rivermigrate"
 )
 
 // migrationFiles are hookd's schema changes, named NNNN_what.sql and applied in the order of NNNN.
@@ -105,14 +102,42 @@ func migrate(ctx context.Context, db *sql.DB, logger *slog.Logger) error {
 	return nil
 }
 
-// migrateRiver brings River's tables (river_job and the rest) up to date in the same file.
-func migrateRiver(ctx context.Context, db *sql.DB, logger *slog.Logger) error {
-	migrator, err := rivermigrate.New(riversqlite.New(db), &rivermigrate.Config{Logger: logger})
-	if err != nil {
-		return fmt.Errorf("migrate river: %w", err)
+// adoptRiverJobs moves the delivery jobs that an earlier hookd left in River's table (river_job,
+// when hookd ran on River in this file) into hookd_jobs, in one transaction: jobs not yet
+// finalized become due at once (or at their NotBefore), keeping their lane and attempt. River's
+// tables stay, holding whatever else they hold. A file without river_job is left alone.
+func adoptRiverJobs(ctx context.Context, db *sql.DB, logger *slog.Logger) error {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'river_job'`).Scan(&n); err != nil {
+		return fmt.Errorf("adopt river jobs: %w", err)
 	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("migrate river: %w", err)
+	if n == 0 {
+		return nil
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("adopt river jobs: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	const pending = `kind = 'hookd_attempt' AND state IN ('available', 'pending', 'retryable', 'running', 'scheduled')`
+	now := time.Now().UnixMicro()
+	res, err := tx.ExecContext(ctx, `INSERT INTO hookd_jobs (lane, run_at, delivery_id, attempt, trigger_kind, not_before)
+		SELECT CASE queue WHEN 'hookd_retry' THEN 'retry' WHEN 'hookd_manual' THEN 'manual' ELSE 'first' END,
+			MAX(?, COALESCE(json_extract(args, '$.nb'), 0)),
+			json_extract(args, '$.d'), json_extract(args, '$.a'), COALESCE(json_extract(args, '$.t'), ''),
+			json_extract(args, '$.nb')
+		FROM river_job WHERE `+pending+` AND json_extract(args, '$.d') IS NOT NULL ORDER BY id`, now)
+	if err != nil {
+		return fmt.Errorf("adopt river jobs: copy: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM river_job WHERE `+pending); err != nil {
+		return fmt.Errorf("adopt river jobs: delete: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("adopt river jobs: commit: %w", err)
+	}
+	if moved, _ := res.RowsAffected(); moved > 0 {
+		logger.InfoContext(ctx, "hookd jobs moved from River's table to hookd_jobs", "jobs", moved)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 var ErrLocked = errors.New("another hookd process has this database open")
 
 // processLock holds an exclusive lock on path+".lock" for as long as the store is open, so that
-// one process at a time runs hookd on a file: the queue's crash recovery (RescueOnStart) takes
+// one process at a time runs hookd on a file: the queue keeps its running jobs in memory and takes
 // over the jobs a dead process left running, which is right only when no live process has them.
 type processLock struct{ f *os.File }
 

@@ -47,6 +47,8 @@ type statements struct {
 	insertAttempts   *batchStmt
 	updateDeliveries *batchStmt
 	updateHealth     *batchStmt
+	insertJobs       *batchStmt
+	deleteJobs       *batchStmt
 }
 
 func prepareStatements(ctx context.Context, db *sql.DB) (*statements, error) {
@@ -74,6 +76,8 @@ func prepareStatements(ctx context.Context, db *sql.DB) (*statements, error) {
 		{&s.insertAttempts, insertAttemptsSQL},
 		{&s.updateDeliveries, updateDeliveriesSQL},
 		{&s.updateHealth, updateHealthSQL},
+		{&s.insertJobs, insertJobsSQL},
+		{&s.deleteJobs, deleteJobsSQL},
 	} {
 		b, err := prepareBatch(ctx, db, p.sqlFor)
 		if err != nil {
@@ -93,7 +97,7 @@ func (s *statements) close() error {
 			errs = append(errs, st.Close())
 		}
 	}
-	for _, b := range []*batchStmt{s.insertDeliveries, s.insertAttempts, s.updateDeliveries, s.updateHealth} {
+	for _, b := range []*batchStmt{s.insertDeliveries, s.insertAttempts, s.updateDeliveries, s.updateHealth, s.insertJobs, s.deleteJobs} {
 		if b != nil {
 			errs = append(errs, b.close())
 		}

@@ -1,6 +1,7 @@
 // Package sqlite is hookd's embedded store: one SQLite file, opened through the pure-Go driver
-// modernc.org/sqlite (no cgo), in WAL mode, holding hookd's tables and River's, so that a message,
-// its deliveries and their queue jobs commit in one transaction.
+// modernc.org/sqlite (no cgo), in WAL mode, holding hookd's tables and its queue of delivery
+// jobs (hookd_jobs, see Queue), so that a message, its deliveries and their jobs commit in one
+// transaction.
 //
 // # Schema
 //
@@ -9,8 +10,8 @@
 // JSON text; an empty one is stored as NULL and reads back as nil. Payloads are stored byte for
 // byte. A message's channels are also rows of hookd_message_channels, so that listing one
 // channel's messages walks an index. Migrations are embedded and applied in order by Open, in one
-// transaction, recorded in hookd_migrations; River's migrations (river_job and the rest) run after
-// them.
+// transaction, recorded in hookd_migrations. A file in which an earlier hookd kept its jobs in
+// River's tables has them moved to hookd_jobs at Open.
 //
 // # Lists
 //
@@ -22,10 +23,16 @@
 //
 // # Connections
 //
-// The database has one connection (River's SQLite driver asks for it, and more give no speedup),
-// so a transaction holds the whole database: keep transactions short, and inside InTx or a
+// Writes go through one connection (SQLite has one writer; more connections only wait on its
+// lock), so a transaction holds every writer: keep transactions short, and inside InTx or a
 // wrapped transaction use only that transaction, never the Store or DB() (it would wait forever
-// for the connection the transaction holds).
+// for the connection the transaction holds). InTx begins a request's transaction (a Send's)
+// before the background ones waiting (hookd.BackgroundWrite: attempt records, job outcomes),
+// which wait at most 50 ms behind requests. The Store's own reads and the queue's fetches go
+// through four more connections, which WAL lets read beside the writer.
+//
+// One process at a time opens a file (Open takes an exclusive lock on <file>.lock; a second gets
+// ErrLocked): the queue keeps which jobs are running in that process's memory.
 //
 // Apps may keep their own tables in the same file: begin a transaction on DB(), hand it to
 // hookd's SendTx (WrapTx adapts it), and commit it.
@@ -40,6 +47,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	// The pure-Go SQLite driver, registered as "sqlite".
 	msqlite "modernc.org/sqlite"
@@ -49,8 +57,8 @@ import (
 
 // Config configures a Store. A nil *Config means every default.
 type Config struct {
-	// Logger receives the notices of hookd's and River's migrations, and is the logger of the
-	// queue NewQueue returns. Default: discard.
+	// Logger receives the notices of hookd's migrations, and is the logger of the queue
+	// NewQueue returns. Default: discard.
 	Logger *slog.Logger
 }
 
@@ -74,17 +82,22 @@ type Store struct {
 	lock   *processLock
 
 	// rdb and rstmts serve the Store's own reads (not a Tx's): WAL lets readers run beside the one
-	// writer, so the workers' loads do not queue for the connection that sends, records and River
+	// writer, so the workers' loads do not queue for the connection that sends, records and the queue
 	// write through.
 	rdb    *sql.DB
 	rstmts *statements
 	path   string
+
+	// queueRunning is set while a Queue of this store runs: one works the file's jobs.
+	queueRunning atomic.Bool
+	// gate orders InTx's transactions on the write connection.
+	gate writeGate
 }
 
 var _ hookd.Store = (*Store)(nil)
 
-// Open opens (creating it if needed) the SQLite database at path and brings its schema, hookd's
-// and River's, up to date.
+// Open opens (creating it if needed) the SQLite database at path and brings its schema up to
+// date.
 func Open(ctx context.Context, path string, cfg *Config) (*Store, error) {
 	cfg = cfg.withDefaults()
 	lock, err := lockFile(path)
@@ -117,7 +130,7 @@ func (s *Store) init(ctx context.Context) error {
 	if err := migrate(ctx, s.db, s.logger); err != nil {
 		return err
 	}
-	if err := migrateRiver(ctx, s.db, s.logger); err != nil {
+	if err := adoptRiverJobs(ctx, s.db, s.logger); err != nil {
 		return err
 	}
 	stmts, err := prepareStatements(ctx, s.db)
@@ -183,6 +196,10 @@ func (s *Store) Close() error {
 // InTx runs fn in a new transaction, committed when fn returns nil and rolled back otherwise (also
 // when fn panics).
 func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) (err error) {
+	if err := s.gate.acquire(ctx, hookd.IsBackgroundWrite(ctx)); err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	defer s.gate.release()
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
@@ -193,13 +210,17 @@ func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) (err error
 			_ = sqlTx.Rollback()
 		}
 	}()
-	if err := fn(s.wrap(sqlTx)); err != nil {
+	t := s.wrap(sqlTx)
+	if err := fn(t); err != nil {
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit transaction: %w", err)
 	}
 	committed = true
+	for _, f := range t.onCommit {
+		f()
+	}
 	return nil
 }
 
@@ -221,7 +242,13 @@ func (s *Store) wrap(sqlTx *sql.Tx) *txn {
 type txn struct {
 	queries
 	sqlTx *sql.Tx
+	// onCommit runs after InTx commits (a transaction from WrapTx never runs it: the app
+	// commits it): the queue wakes the lanes it enqueued into.
+	onCommit []func()
 }
+
+// afterCommit registers f to run after InTx commits the transaction.
+func (t *txn) afterCommit(f func()) { t.onCommit = append(t.onCommit, f) }
 
 var _ hookd.Tx = (*txn)(nil)
 

@@ -67,21 +67,6 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 	}
 }
 
-func TestRiverTables(t *testing.T) {
-	t.Parallel()
-	s := open(t, filepath.Join(t.TempDir(), "hookd.db"))
-	for _, table := range []string{"river_job", "river_queue", "river_leader", "river_migration"} {
-		var n int
-		err := s.DB().QueryRowContext(t.Context(), `SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, table).Scan(&n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n != 1 {
-			t.Errorf("table %s missing", table)
-		}
-	}
-}
-
 func TestWALAndPragmas(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hookd.db")

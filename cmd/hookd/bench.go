@@ -274,7 +274,7 @@ type benchInstance interface {
 }
 
 // embeddedTarget is hookd embedded in this process: a Client on a new SQLite file in dir, with
-// River in the same file, configured as the demos are (defaults, loopback allowed).
+// its own queue in the same file, configured as the demos are (defaults, loopback allowed).
 type embeddedTarget struct {
 	dir string
 }
@@ -282,7 +282,7 @@ type embeddedTarget struct {
 func (t *embeddedTarget) name() string { return "library" }
 
 func (t *embeddedTarget) describe() string {
-	return "hookd library in this process (hookd.Client.Send); SQLite store with its River queue, a fresh file per run"
+	return "hookd library in this process (hookd.Client.Send); SQLite store with its own queue, a fresh file per run"
 }
 
 func (t *embeddedTarget) targetSendsPerSec() float64 { return 0 }
