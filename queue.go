@@ -68,6 +68,67 @@ type QueueConfig struct {
 	JobTimeout time.Duration
 }
 
+// Queue sizing defaults and bounds: see QueueConfig.
+const (
+	DefaultJobTimeout = time.Minute
+	// MaxLaneWorkers bounds QueueConfig.Workers of one lane.
+	MaxLaneWorkers = 10_000
+)
+
+// DefaultLaneWorkers returns the default number of jobs worked at once in lane l.
+func DefaultLaneWorkers(l Lane) int {
+	switch l {
+	case LaneRetry:
+		return 50
+	case LaneManual:
+		return 10
+	default:
+		return 100
+	}
+}
+
+// Resolve returns the workers of each lane and the job timeout c asks for, with the defaults
+// filled in (a nil c means every default), or an error wrapping a *ValidationError that names
+// the field of c at fault. Every Queue sizes itself with it.
+func (c *QueueConfig) Resolve() (workers map[Lane]int, jobTimeout time.Duration, err error) {
+	workers = map[Lane]int{LaneFirst: DefaultLaneWorkers(LaneFirst), LaneRetry: DefaultLaneWorkers(LaneRetry), LaneManual: DefaultLaneWorkers(LaneManual)}
+	jobTimeout = DefaultJobTimeout
+	if c == nil {
+		return workers, jobTimeout, nil
+	}
+	for lane, n := range c.Workers {
+		if _, ok := workers[lane]; !ok {
+			return nil, 0, &ValidationError{Field: "QueueConfig.Workers", Reason: fmt.Sprintf("unknown lane %q; use hookd.LaneFirst, LaneRetry or LaneManual", lane)}
+		}
+		switch {
+		case n < 0 || n > MaxLaneWorkers:
+			return nil, 0, &ValidationError{Field: "QueueConfig.Workers", Reason: fmt.Sprintf("lane %q has %d workers; use 1 to %d, or 0 for the default", lane, n, MaxLaneWorkers)}
+		case n > 0:
+			workers[lane] = n
+		}
+	}
+	switch {
+	case c.JobTimeout < 0:
+		return nil, 0, &ValidationError{Field: "QueueConfig.JobTimeout", Reason: fmt.Sprintf("is %s; use a positive duration, or zero for the default", c.JobTimeout)}
+	case c.JobTimeout > 0:
+		jobTimeout = c.JobTimeout
+	}
+	return workers, jobTimeout, nil
+}
+
+// FailedJobDelay is how long a queue waits before it runs again a job whose handler failed (a
+// database error, not a snooze) for the n-th time: 1 s, 2 s, 4 s ... at most 1 min.
+func FailedJobDelay(n int) time.Duration {
+	const base, ceiling = time.Second, time.Minute
+	if n < 1 {
+		n = 1
+	}
+	if n > 7 { // 1 s << 6 = 64 s is already past the ceiling
+		return ceiling
+	}
+	return min(base<<(n-1), ceiling)
+}
+
 // SnoozeError asks the queue to run a job again after Delay without counting an attempt.
 type SnoozeError struct {
 	Delay  time.Duration

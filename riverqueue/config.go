@@ -36,24 +36,13 @@ type Config struct {
 	PollInterval time.Duration
 }
 
-// Defaults of Config, and DefaultJobTimeout of hookd.QueueConfig.JobTimeout.
+// Defaults of Config. DefaultJobTimeout is hookd.DefaultJobTimeout.
 const (
 	DefaultFetchCooldown     = 2 * time.Millisecond
 	DefaultFirstPollInterval = 20 * time.Millisecond
 	DefaultPollInterval      = 100 * time.Millisecond
-	DefaultJobTimeout        = time.Minute
+	DefaultJobTimeout        = hookd.DefaultJobTimeout
 )
-
-// defaultWorkers is the number of jobs worked at once in each lane when hookd.QueueConfig does
-// not say (the defaults documented on hookd.QueueConfig).
-var defaultWorkers = map[hookd.Lane]int{
-	hookd.LaneFirst:  100,
-	hookd.LaneRetry:  50,
-	hookd.LaneManual: 10,
-}
-
-// maxWorkers is River's limit on the workers of one queue (river.QueueNumWorkersMax).
-const maxWorkers = 10_000
 
 // withDefaults returns a copy of c with every zero field set to its default.
 func (c *Config) withDefaults() Config {
@@ -104,31 +93,11 @@ type queueSettings struct {
 
 // resolveQueueConfig applies the defaults documented on hookd.QueueConfig and checks the result.
 func resolveQueueConfig(qc *hookd.QueueConfig) (queueSettings, error) {
-	s := queueSettings{workers: make(map[hookd.Lane]int, len(lanes)), jobTimeout: DefaultJobTimeout}
-	for _, l := range lanes {
-		s.workers[l.lane] = defaultWorkers[l.lane]
+	workers, timeout, err := qc.Resolve()
+	if err != nil {
+		return queueSettings{}, fmt.Errorf("riverqueue: %w", err)
 	}
-	if qc == nil {
-		return s, nil
-	}
-	for lane, n := range qc.Workers {
-		if _, ok := s.workers[lane]; !ok {
-			return s, invalid("QueueConfig.Workers", fmt.Sprintf("unknown lane %q; use hookd.LaneFirst, LaneRetry or LaneManual", lane))
-		}
-		switch {
-		case n < 0 || n > maxWorkers:
-			return s, invalid("QueueConfig.Workers", fmt.Sprintf("lane %q has %d workers; use 1 to %d, or 0 for the default", lane, n, maxWorkers))
-		case n > 0:
-			s.workers[lane] = n
-		}
-	}
-	switch {
-	case qc.JobTimeout < 0:
-		return s, invalid("QueueConfig.JobTimeout", fmt.Sprintf("is %s; use a positive duration, or zero for the default", qc.JobTimeout))
-	case qc.JobTimeout > 0:
-		s.jobTimeout = qc.JobTimeout
-	}
-	return s, nil
+	return queueSettings{workers: workers, jobTimeout: timeout}, nil
 }
 
 func invalid(field, reason string) error {

@@ -57,10 +57,6 @@ const (
 	// batch completer writes every 250 ms unless 100 outcomes are waiting. A snoozed job can be
 	// fetched again only after that write, so a snooze lands up to this much late.
 	completerLag = 300 * time.Millisecond
-
-	// retryBase and retryCap shape the backoff of a job whose handler failed.
-	retryBase = time.Second
-	retryCap  = time.Minute
 )
 
 // attemptArgs is the River job args of one hookd.Job. It is written with every job, so its JSON
@@ -123,16 +119,8 @@ func earlyPlan(wait, hold time.Duration) (sleep, snooze time.Duration) {
 }
 
 // retryDelay is the wait before River tries again a job whose handler failed for the attempt-th
-// time (River's count, from 1): 1 s, 2 s, 4 s ... at most 1 min.
-func retryDelay(attempt int) time.Duration {
-	if attempt < 1 {
-		attempt = 1
-	}
-	if attempt > 7 { // 1 s << 6 = 64 s is already past the cap
-		return retryCap
-	}
-	return min(retryBase<<(attempt-1), retryCap)
-}
+// time (River's count, from 1): hookd.FailedJobDelay.
+func retryDelay(attempt int) time.Duration { return hookd.FailedJobDelay(attempt) }
 
 // worker is River's worker for JobKind. It waits for NotBefore, then calls the handler that
 // Start installed and maps its result to River's.

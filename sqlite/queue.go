@@ -64,23 +64,7 @@ const (
 	// maxFailures is how often a job's handler may fail (a database error, never a snooze)
 	// before the job is dropped: with retries backing off to one a minute, about a week.
 	maxFailures = 10_000
-	retryBase   = time.Second
-	retryCap    = time.Minute
 )
-
-// defaultWorkers is the number of jobs worked at once in each lane when hookd.QueueConfig does
-// not say (the defaults documented on hookd.QueueConfig).
-var defaultWorkers = map[hookd.Lane]int{
-	hookd.LaneFirst:  100,
-	hookd.LaneRetry:  50,
-	hookd.LaneManual: 10,
-}
-
-// maxWorkers bounds the workers of one lane.
-const maxWorkers = 10_000
-
-// defaultJobTimeout bounds one job when hookd.QueueConfig does not say.
-const defaultJobTimeout = time.Minute
 
 // ErrQueueRunning is returned by Start when a queue of the store is already running: one
 // process works a file's jobs through one queue.
@@ -89,29 +73,9 @@ var ErrQueueRunning = errors.New("sqlite: a queue of this store is already runni
 // NewQueue returns the store's queue, sized by cfg (nil: defaults). EnqueueTx works at once;
 // jobs are worked after Start. Only one queue of a store may run at a time.
 func (s *Store) NewQueue(cfg *hookd.QueueConfig) (hookd.Queue, error) {
-	workers := make(map[hookd.Lane]int, len(defaultWorkers))
-	for l, n := range defaultWorkers {
-		workers[l] = n
-	}
-	timeout := defaultJobTimeout
-	if cfg != nil {
-		for l, n := range cfg.Workers {
-			if _, ok := workers[l]; !ok {
-				return nil, invalid("QueueConfig.Workers", fmt.Sprintf("unknown lane %q; use hookd.LaneFirst, LaneRetry or LaneManual", l))
-			}
-			switch {
-			case n < 0 || n > maxWorkers:
-				return nil, invalid("QueueConfig.Workers", fmt.Sprintf("lane %q has %d workers; use 1 to %d, or 0 for the default", l, n, maxWorkers))
-			case n > 0:
-				workers[l] = n
-			}
-		}
-		switch {
-		case cfg.JobTimeout < 0:
-			return nil, invalid("QueueConfig.JobTimeout", fmt.Sprintf("is %s; use a positive duration, or zero for the default", cfg.JobTimeout))
-		case cfg.JobTimeout > 0:
-			timeout = cfg.JobTimeout
-		}
+	workers, timeout, err := cfg.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("sqlite queue: %w", err)
 	}
 	q := &Queue{s: s, logger: s.logger, timeout: timeout, lanes: make(map[hookd.Lane]*lane, len(workers))}
 	for l, n := range workers {
@@ -274,16 +238,4 @@ func (q *Queue) stopIf(ctx context.Context, stop chan struct{}) error {
 	q.running = false
 	q.s.queueRunning.Store(false)
 	return err
-}
-
-// retryDelay is the wait before a job whose handler failed for the n-th time runs again: 1 s,
-// 2 s, 4 s ... at most 1 min.
-func retryDelay(n int) time.Duration {
-	if n < 1 {
-		n = 1
-	}
-	if n > 7 { // 1 s << 6 = 64 s is already past the cap
-		return retryCap
-	}
-	return min(retryBase<<(n-1), retryCap)
 }

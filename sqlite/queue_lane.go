@@ -237,7 +237,7 @@ func (l *lane) work(ctx context.Context, j queuedJob, h hookd.JobHandler) (outco
 			slog.Int("failures", n), slog.String("error", err.Error()))
 		return out, true
 	}
-	delay := retryDelay(n)
+	delay := hookd.FailedJobDelay(n)
 	l.q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd job failed; retrying",
 		slog.String("delivery_id", j.job.DeliveryID), slog.Int("attempt", j.job.Attempt),
 		slog.Int("failures", n), slog.Duration("retry_in", delay), slog.String("error", err.Error()))
