@@ -20,6 +20,7 @@ type Client struct {
 	states *endpointStates
 	rec    *recorder
 	sends  sendBatcher
+	active map[Lane]*jobLimiter // active places of each lane (concurrency.go)
 
 	mu      sync.Mutex
 	started bool
@@ -51,6 +52,7 @@ func NewClient(store Store, cfg *Config) (*Client, error) {
 		cfg:    c,
 		http:   delivery.New(c.Delivery),
 		states: newEndpointStates(),
+		active: newLimiters(c.Workers, c.ActiveWorkers),
 	}
 	cl.rec = newRecorder(store, c.Logger, cl.writeAttempts)
 	return cl, nil

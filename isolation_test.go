@@ -253,3 +253,31 @@ func TestStopWithDeliveryInFlight(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Active places bound fast jobs, not slow ones: with 2 active places and 12 workers, a receiver
+// that takes 300 ms still gets 12 attempts in flight at once, because a job waiting on it gives
+// its place back after 10 ms.
+func TestSlowReceiverGetsEveryWorker(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.Workers = map[hookd.Lane]int{hookd.LaneFirst: 12}
+	cfg.ActiveWorkers = 2
+	cfg.MaxInFlightPerEndpoint = -1
+	cfg.Delivery.Timeout = 5 * time.Second
+	b := setup(t, cfg)
+	slow := &concurrency{h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+		w.WriteHeader(http.StatusNoContent)
+	})}
+	ep := b.endpoint(t, "/slow", slow, nil)
+	var msgs []string
+	for range 24 {
+		msgs = append(msgs, b.send(t, "acme", &hookd.MessageIn{EventType: "invoice.paid"}).Message.ID)
+	}
+	for _, m := range msgs {
+		b.waitStatus(t, m, ep.ID, hookd.DeliveryDelivered)
+	}
+	if m := slow.max.Load(); m != 12 {
+		t.Errorf("the slow receiver had at most %d attempts in flight, want every one of the 12 workers", m)
+	}
+}

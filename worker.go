@@ -14,6 +14,16 @@ import (
 
 // work makes the attempt a job asks for. It is the queue's JobHandler.
 func (c *Client) work(ctx context.Context, job Job) error {
+	release, err := c.active[job.Lane()].acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return c.workJob(ctx, job)
+}
+
+// workJob works one job.
+func (c *Client) workJob(ctx context.Context, job Job) error {
 	d, m, err := c.store.LoadWork(ctx, job.DeliveryID)
 	if errors.Is(err, ErrNotFound) {
 		return nil // the message was deleted with its application
