@@ -42,6 +42,14 @@ func IsBackgroundWrite(ctx context.Context) bool {
 
 type backgroundKey struct{}
 
+// AfterCommitter is a Tx that runs functions once it has committed: the store's own transactions
+// (InTx). A queue outside the database (Redis) enqueues its jobs that way. AfterCommit reports
+// false, and never runs f, for a transaction the caller commits itself (WrapTx): jobs written in
+// it are left to the sweeper.
+type AfterCommitter interface {
+	AfterCommit(f func()) bool
+}
+
 // Tx is one transaction of a Store.
 type Tx interface {
 	Reader
@@ -96,6 +104,10 @@ type Reader interface {
 	// PendingSummary returns, for each endpoint with pending deliveries (deleted endpoints
 	// included), their count and the oldest one's creation time, ordered by endpoint id.
 	PendingSummary(ctx context.Context) ([]PendingEndpoint, error)
+	// DueDeliveries returns pending deliveries whose next attempt was due at or before before
+	// (NextAttemptAt, or CreatedAt when it is nil), with ids greater than afterID (empty: from the
+	// first), in id order, at most limit. A queue outside the database sweeps them (Sweeper).
+	DueDeliveries(ctx context.Context, before time.Time, afterID string, limit int) ([]Delivery, error)
 }
 
 // Writer writes, inside a Tx.

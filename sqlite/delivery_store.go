@@ -61,6 +61,29 @@ func (q *queries) GetDelivery(ctx context.Context, id string) (*hookd.Delivery, 
 	return &d, nil
 }
 
+// DueDeliveries returns pending deliveries due at or before before, after afterID, in id order.
+func (q *queries) DueDeliveries(ctx context.Context, before time.Time, afterID string, limit int) ([]hookd.Delivery, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d
+		WHERE d.status = 'pending' AND d.id > ? AND COALESCE(d.next_attempt_at, d.created_at) <= ?
+		ORDER BY d.id LIMIT ?`, afterID, micros(before), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due deliveries: %w", classify(err))
+	}
+	defer rows.Close()
+	var out []hookd.Delivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, fmt.Errorf("due deliveries: %w", err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("due deliveries: %w", classify(err))
+	}
+	return out, nil
+}
+
 // GetDeliveryFor finds the delivery of a message to an endpoint.
 func (q *queries) GetDeliveryFor(ctx context.Context, messageID, endpointID string) (*hookd.Delivery, error) {
 	row := q.q.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d

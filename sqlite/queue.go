@@ -120,7 +120,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 		if i := laneIndex(l); !woken[i] {
 			woken[i] = true
 			if ln := q.lanes[l]; ln != nil {
-				t.afterCommit(ln.wake)
+				t.AfterCommit(ln.wake)
 			}
 		}
 	}

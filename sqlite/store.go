@@ -231,7 +231,9 @@ func (s *Store) WrapTx(raw any) (hookd.Tx, error) {
 	if !ok || sqlTx == nil {
 		return nil, fmt.Errorf("wrap transaction of type %T: %w", raw, hookd.ErrUnsupportedTx)
 	}
-	return s.wrap(sqlTx), nil
+	t := s.wrap(sqlTx)
+	t.wrapped = true
+	return t, nil
 }
 
 func (s *Store) wrap(sqlTx *sql.Tx) *txn {
@@ -242,13 +244,23 @@ func (s *Store) wrap(sqlTx *sql.Tx) *txn {
 type txn struct {
 	queries
 	sqlTx *sql.Tx
-	// onCommit runs after InTx commits (a transaction from WrapTx never runs it: the app
-	// commits it): the queue wakes the lanes it enqueued into.
+	// onCommit runs after InTx commits: the queue wakes the lanes it enqueued into. A
+	// transaction from WrapTx (wrapped) never runs it: the app commits it.
 	onCommit []func()
+	wrapped  bool
 }
 
-// afterCommit registers f to run after InTx commits the transaction.
-func (t *txn) afterCommit(f func()) { t.onCommit = append(t.onCommit, f) }
+var _ hookd.AfterCommitter = (*txn)(nil)
+
+// AfterCommit registers f to run after InTx commits the transaction; it reports false, and
+// never runs f, for a wrapped transaction.
+func (t *txn) AfterCommit(f func()) bool {
+	if t.wrapped {
+		return false
+	}
+	t.onCommit = append(t.onCommit, f)
+	return true
+}
 
 var _ hookd.Tx = (*txn)(nil)
 

@@ -70,3 +70,53 @@ var pendingSummaryTests = []test{
 		equal(t, "summary in a transaction, after a delivery", want, inTx)
 	}},
 }
+
+var dueDeliveryTests = []test{
+	{"DueInIDOrderAndPaged", func(t *testing.T, f *fixture) {
+		app := f.newApp()
+		ep := f.newEndpoint(app.ID)
+		pending := func(created time.Time, next *time.Time) hookd.Delivery {
+			return f.newDelivery(f.newMessage(app.ID, func(m *hookd.Message) { m.CreatedAt = created }), ep.ID,
+				func(d *hookd.Delivery) { d.NextAttemptAt = next })
+		}
+		first := pending(at(10), nil)         // a first attempt: due at its creation
+		retry := pending(at(5), ptr(at(40)))  // a retry due at 40
+		later := pending(at(20), ptr(at(90))) // due after the bound
+		fresh := pending(at(70), nil)         // created after the bound
+		_ = f.newDelivery(f.newMessage(app.ID), ep.ID, func(d *hookd.Delivery) {
+			d.Status, d.NextAttemptAt, d.CreatedAt = hookd.DeliveryDelivered, nil, at(1)
+		})
+		_ = f.newDelivery(f.newMessage(app.ID), ep.ID, func(d *hookd.Delivery) {
+			d.Status, d.NextAttemptAt, d.CreatedAt = hookd.DeliveryFailed, nil, at(1)
+		})
+		_, _ = later, fresh
+
+		got, err := f.store.DueDeliveries(f.ctx, at(50), "", 10)
+		f.noErr(err)
+		ids := func(ds []hookd.Delivery) []string {
+			var out []string
+			for _, d := range ds {
+				out = append(out, d.ID)
+			}
+			return out
+		}
+		equal(t, "due at 50", ids([]hookd.Delivery{first, retry}), ids(got))
+		if len(got) == 2 {
+			equal(t, "the first due delivery", first, got[0])
+		}
+
+		page, err := f.store.DueDeliveries(f.ctx, at(100), "", 1)
+		f.noErr(err)
+		equal(t, "first page of one", ids([]hookd.Delivery{first}), ids(page))
+		page, err = f.store.DueDeliveries(f.ctx, at(100), first.ID, 10)
+		f.noErr(err)
+		equal(t, "after the first", ids([]hookd.Delivery{retry, later, fresh}), ids(page))
+
+		f.write(func(tx hookd.Tx) error {
+			return tx.SetDeliveryStatus(f.ctx, retry.ID, hookd.DeliveryDelivered, nil, "", at(60))
+		})
+		got, err = f.store.DueDeliveries(f.ctx, at(50), "", 10)
+		f.noErr(err)
+		equal(t, "after the retry was delivered", ids([]hookd.Delivery{first}), ids(got))
+	}},
+}

@@ -77,6 +77,7 @@ func Run(t *testing.T, newStore func(t *testing.T) hookd.Store) {
 		{"EndpointStats", endpointStatsTests},
 		{"ExpungeAttemptResponse", expungeAttemptResponseTests},
 		{"PendingSummary", pendingSummaryTests},
+		{"DueDeliveries", dueDeliveryTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
