@@ -1,0 +1,92 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+const applicationCols = `a.id, a.uid, a.name, a.throttle_rate, a.metadata::text, a.created_at, a.updated_at`
+
+func scanApplication(r row) (hookd.Application, error) {
+	var (
+		app                  hookd.Application
+		uid, metadata        sql.NullString
+		createdAt, updatedAt time.Time
+	)
+	if err := r.Scan(&app.ID, &uid, &app.Name, &app.ThrottleRate, &metadata, &createdAt, &updatedAt); err != nil {
+		return app, err
+	}
+	app.UID = uid.String
+	md, err := decodeMap(metadata)
+	if err != nil {
+		return app, err
+	}
+	app.Metadata = md
+	app.CreatedAt = createdAt.UTC()
+	app.UpdatedAt = updatedAt.UTC()
+	return app, nil
+}
+
+// GetApplication finds an application by id or, failing that, by uid.
+func (q *queries) GetApplication(ctx context.Context, idOrUID string) (*hookd.Application, error) {
+	app, err := scanApplication(q.c.queryRow(ctx, `SELECT `+applicationCols+` FROM hookd_applications a
+		WHERE a.id = $1 OR a.uid = $1 ORDER BY a.id = $1 DESC LIMIT 1`, idOrUID))
+	if err != nil {
+		return nil, fmt.Errorf("get application %s: %w", idOrUID, classify(err))
+	}
+	return &app, nil
+}
+
+// ListApplications lists applications oldest first.
+func (q *queries) ListApplications(ctx context.Context, opts hookd.ListOptions) (*hookd.Page[hookd.Application], error) {
+	l := &listQuery{cols: applicationCols, from: "hookd_applications a", key: "a.id"}
+	page, err := list(ctx, q.c, l, opts, scanApplication, func(a *hookd.Application) string { return a.ID })
+	if err != nil {
+		return nil, fmt.Errorf("list applications: %w", err)
+	}
+	return page, nil
+}
+
+// InsertApplication writes a new application. An id or uid taken is hookd.ErrConflict.
+func (t *txn) InsertApplication(ctx context.Context, app *hookd.Application) error {
+	metadata, err := encodeMap(app.Metadata)
+	if err != nil {
+		return fmt.Errorf("insert application %s: %w", app.ID, err)
+	}
+	_, err = t.c.exec(ctx, `INSERT INTO hookd_applications
+		(id, uid, name, throttle_rate, metadata, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		app.ID, nullString(app.UID), app.Name, app.ThrottleRate, metadata, app.CreatedAt, app.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("insert application %s: %w", app.ID, classify(err))
+	}
+	return nil
+}
+
+// UpdateApplication writes every field of app but ID and CreatedAt.
+func (t *txn) UpdateApplication(ctx context.Context, app *hookd.Application) error {
+	metadata, err := encodeMap(app.Metadata)
+	if err != nil {
+		return fmt.Errorf("update application %s: %w", app.ID, err)
+	}
+	err = mustAffect(t.c.exec(ctx, `UPDATE hookd_applications
+		SET uid = $1, name = $2, throttle_rate = $3, metadata = $4, updated_at = $5 WHERE id = $6`,
+		nullString(app.UID), app.Name, app.ThrottleRate, metadata, app.UpdatedAt, app.ID))
+	if err != nil {
+		return fmt.Errorf("update application %s: %w", app.ID, err)
+	}
+	return nil
+}
+
+// DeleteApplication deletes the application; foreign keys cascade to its endpoints and their
+// keys, its messages, and their deliveries and attempts. Operational events stay.
+func (t *txn) DeleteApplication(ctx context.Context, id string) error {
+	err := mustAffect(t.c.exec(ctx, `DELETE FROM hookd_applications WHERE id = $1`, id))
+	if err != nil {
+		return fmt.Errorf("delete application %s: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+// RecordAttempts is the worker's hot path: a batch may carry a couple of hundred records. It is
+// one statement, one round trip: the attempts inserted from arrays (unnest), and the deliveries
+// and the endpoints updated from arrays in data-modifying WITH clauses, each row folded in Go
+// beforehand to the state that applying the records one by one, in order, would leave. The
+// three touch different tables, so the order in which PostgreSQL runs them does not matter.
+// Deliveries and endpoints are updated in id order, so that two processes recording at once
+// lock shared rows in one order.
+const recordAttemptsSQL = `WITH
+attempts AS (
+	INSERT INTO hookd_attempts (id, delivery_id, message_id, endpoint_id, app_id, number, trigger_kind,
+		url, at, duration_us, status_code, success, error, response)
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[],
+		$7::text[], $8::text[], $9::timestamptz[], $10::bigint[], $11::integer[], $12::boolean[],
+		$13::text[], $14::bytea[])
+),
+deliveries AS (
+	UPDATE hookd_deliveries AS d SET status = v.status, attempts = GREATEST(d.attempts, v.attempts),
+		next_attempt_at = v.next_attempt_at, last_error = v.last_error, updated_at = v.at
+	FROM unnest($15::text[], $16::text[], $17::integer[], $18::timestamptz[], $19::text[],
+		$20::timestamptz[]) AS v (id, status, attempts, next_attempt_at, last_error, at)
+	WHERE d.id = v.id
+	RETURNING 1
+),
+health AS (
+	UPDATE hookd_endpoints AS e SET last_attempt_at = v.last_at, last_status = v.last_status,
+		last_error = v.last_error,
+		last_success_at = CASE WHEN v.succeeded THEN v.last_success ELSE e.last_success_at END,
+		failing_since = CASE WHEN v.succeeded THEN v.first_failure ELSE COALESCE(e.failing_since, v.first_failure) END,
+		consecutive_failures = CASE WHEN v.succeeded THEN v.failures ELSE e.consecutive_failures + v.failures END
+	FROM unnest($21::text[], $22::timestamptz[], $23::integer[], $24::text[], $25::boolean[],
+		$26::timestamptz[], $27::integer[], $28::timestamptz[])
+		AS v (id, last_at, last_status, last_error, succeeded, last_success, failures, first_failure)
+	WHERE e.id = v.id
+)
+SELECT count(*) FROM deliveries`
+
+// deliveryUpdate is a delivery's state after a batch: the last record's, with the highest number.
+type deliveryUpdate struct {
+	id        string
+	status    hookd.DeliveryStatus
+	attempts  int
+	next      *time.Time
+	lastError string
+	at        time.Time
+}
+
+// healthUpdate is an endpoint's health after a batch. With a success in the batch, the streak
+// restarts from the last success: failures counts the failures after it and firstFailure is the
+// first of them (nil for none). Without one, failures are added to the streak and firstFailure
+// starts it if none was running.
+type healthUpdate struct {
+	id           string
+	lastAt       time.Time
+	lastStatus   int
+	lastError    string
+	succeeded    bool
+	lastSuccess  *time.Time
+	failures     int
+	firstFailure *time.Time
+}
+
+// RecordAttempts writes each attempt, its delivery's new state (status, next attempt time, last
+// error, UpdatedAt = the attempt's time; the count of attempts becomes the attempt's number unless
+// it is already higher) and its endpoint's health, as if record by record in order. An endpoint
+// deleted meanwhile is skipped; a missing delivery or message is hookd.ErrNotFound.
+func (t *txn) RecordAttempts(ctx context.Context, recs []hookd.AttemptRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	deliveries, endpoints := foldRecords(recs)
+	args := make([]any, 0, 28)
+	args = appendAttemptArrays(args, recs)
+	args = appendDeliveryArrays(args, deliveries)
+	args = appendHealthArrays(args, endpoints)
+	var updated int
+	if err := t.c.queryRow(ctx, recordAttemptsSQL, args...).Scan(&updated); err != nil {
+		return fmt.Errorf("record attempts %s..%s: %w", recs[0].Attempt.ID, recs[len(recs)-1].Attempt.ID, classify(err))
+	}
+	if updated != len(deliveries) {
+		return fmt.Errorf("record attempts: update deliveries: %w", t.missingDelivery(ctx, deliveries))
+	}
+	return nil
+}
+
+// missingDelivery names a delivery of ds that does not exist.
+func (t *txn) missingDelivery(ctx context.Context, ds []deliveryUpdate) error {
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.id
+	}
+	var id string
+	err := t.c.queryRow(ctx, `SELECT v.id FROM unnest($1::text[]) AS v (id)
+		WHERE NOT EXISTS (SELECT 1 FROM hookd_deliveries d WHERE d.id = v.id) LIMIT 1`, ids).Scan(&id)
+	switch {
+	case err == nil:
+		return fmt.Errorf("delivery %s: %w", id, hookd.ErrNotFound)
+	case classify(err) == hookd.ErrNotFound:
+		return fmt.Errorf("a delivery: %w", hookd.ErrNotFound)
+	}
+	return err
+}
+
+func foldRecords(recs []hookd.AttemptRecord) ([]deliveryUpdate, []healthUpdate) {
+	var deliveries []deliveryUpdate
+	var endpoints []healthUpdate
+	dIndex := make(map[string]int, len(recs))
+	eIndex := make(map[string]int)
+	for i := range recs {
+		r := &recs[i]
+		a := &r.Attempt
+		at := a.At
+
+		d := deliveryUpdate{id: a.DeliveryID, status: r.Status, attempts: a.Number,
+			next: r.NextAttemptAt, lastError: a.Error, at: at}
+		if j, ok := dIndex[a.DeliveryID]; ok {
+			d.attempts = max(d.attempts, deliveries[j].attempts)
+			deliveries[j] = d
+		} else {
+			dIndex[a.DeliveryID] = len(deliveries)
+			deliveries = append(deliveries, d)
+		}
+
+		j, ok := eIndex[a.EndpointID]
+		if !ok {
+			j = len(endpoints)
+			eIndex[a.EndpointID] = j
+			endpoints = append(endpoints, healthUpdate{id: a.EndpointID})
+		}
+		h := &endpoints[j]
+		h.lastAt, h.lastStatus, h.lastError = at, a.StatusCode, a.Error
+		if a.Success {
+			h.succeeded, h.lastSuccess, h.failures, h.firstFailure = true, &at, 0, nil
+		} else {
+			if h.failures == 0 {
+				h.firstFailure = &at
+			}
+			h.failures++
+		}
+	}
+	slices.SortFunc(deliveries, func(a, b deliveryUpdate) int { return strings.Compare(a.id, b.id) })
+	slices.SortFunc(endpoints, func(a, b healthUpdate) int { return strings.Compare(a.id, b.id) })
+	return deliveries, endpoints
+}
+
+func appendAttemptArrays(args []any, recs []hookd.AttemptRecord) []any {
+	n := len(recs)
+	var (
+		ids, deliveryIDs, messageIDs = make([]string, n), make([]string, n), make([]string, n)
+		endpointIDs, appIDs          = make([]string, n), make([]string, n)
+		numbers, statusCodes         = make([]int, n), make([]int, n)
+		triggers, urls               = make([]string, n), make([]string, n)
+		ats                          = make([]time.Time, n)
+		durations                    = make([]int64, n)
+		successes                    = make([]bool, n)
+		errs                         = make([]string, n)
+		responses                    = make([][]byte, n)
+	)
+	for i := range recs {
+		a := &recs[i].Attempt
+		ids[i], deliveryIDs[i], messageIDs[i], endpointIDs[i], appIDs[i] = a.ID, a.DeliveryID, a.MessageID, a.EndpointID, a.AppID
+		numbers[i], triggers[i], urls[i], ats[i] = a.Number, string(a.Trigger), a.URL, a.At
+		durations[i], statusCodes[i], successes[i] = a.Duration.Microseconds(), a.StatusCode, a.Success
+		errs[i], responses[i] = a.Error, append([]byte{}, a.Response...)
+	}
+	return append(args, ids, deliveryIDs, messageIDs, endpointIDs, appIDs, numbers, triggers, urls, ats,
+		durations, statusCodes, successes, errs, responses)
+}
+
+func appendDeliveryArrays(args []any, ds []deliveryUpdate) []any {
+	n := len(ds)
+	var (
+		ids, statuses, lastErrors = make([]string, n), make([]string, n), make([]string, n)
+		attempts                  = make([]int, n)
+		nexts                     = make([]*time.Time, n)
+		ats                       = make([]time.Time, n)
+	)
+	for i, d := range ds {
+		ids[i], statuses[i], attempts[i], nexts[i], lastErrors[i], ats[i] = d.id, string(d.status), d.attempts, d.next, d.lastError, d.at
+	}
+	return append(args, ids, statuses, attempts, nexts, lastErrors, ats)
+}
+
+func appendHealthArrays(args []any, hs []healthUpdate) []any {
+	n := len(hs)
+	var (
+		ids, lastErrors              = make([]string, n), make([]string, n)
+		lastAts                      = make([]time.Time, n)
+		lastStatuses, failures       = make([]int, n), make([]int, n)
+		succeeded                    = make([]bool, n)
+		lastSuccesses, firstFailures = make([]*time.Time, n), make([]*time.Time, n)
+	)
+	for i, h := range hs {
+		ids[i], lastAts[i], lastStatuses[i], lastErrors[i] = h.id, h.lastAt, h.lastStatus, h.lastError
+		succeeded[i], lastSuccesses[i], failures[i], firstFailures[i] = h.succeeded, h.lastSuccess, h.failures, h.firstFailure
+	}
+	return append(args, ids, lastAts, lastStatuses, lastErrors, succeeded, lastSuccesses, failures, firstFailures)
+}

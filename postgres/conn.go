@@ -1,0 +1,91 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// conn is what the store's statements run on: the pool (the Store's reads), a pgx.Tx (InTx, and
+// WrapTx of a pgx.Tx) or a *sql.Tx of pgx's database/sql driver (WrapTx). Statements use $1 ...
+// placeholders, which both accept, and scan only into types both scan into (string, int, int64,
+// bool, []byte, time.Time, sql.NullString, sql.NullTime). Arguments reach pgx unconverted
+// either way (pgx's database/sql driver passes every value through), so slices bind as arrays.
+type conn interface {
+	exec(ctx context.Context, query string, args ...any) (int64, error)
+	query(ctx context.Context, query string, args ...any) (rows, error)
+	queryRow(ctx context.Context, query string, args ...any) row
+}
+
+// row is one result row: pgx.Row or *sql.Row.
+type row interface {
+	Scan(dest ...any) error
+}
+
+// rows is a result set: pgx.Rows, or *sql.Rows through sqlRows.
+type rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// pgxQuerier is what *pgxpool.Pool, *pgxpool.Conn, *pgx.Conn and pgx.Tx have in common.
+type pgxQuerier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// pgxConn runs statements through pgx.
+type pgxConn struct{ q pgxQuerier }
+
+func (c pgxConn) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := c.q.Exec(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (c pgxConn) query(ctx context.Context, query string, args ...any) (rows, error) {
+	r, err := c.q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (c pgxConn) queryRow(ctx context.Context, query string, args ...any) row {
+	return c.q.QueryRow(ctx, query, args...)
+}
+
+// sqlConn runs statements through a *sql.Tx of pgx's database/sql driver (pgx/v5/stdlib).
+type sqlConn struct{ tx *sql.Tx }
+
+func (c sqlConn) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := c.tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (c sqlConn) query(ctx context.Context, query string, args ...any) (rows, error) {
+	r, err := c.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{r}, nil
+}
+
+func (c sqlConn) queryRow(ctx context.Context, query string, args ...any) row {
+	return c.tx.QueryRowContext(ctx, query, args...)
+}
+
+// sqlRows is *sql.Rows with pgx's Close, which returns nothing: Err reports what went wrong.
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { _ = r.Rows.Close() }

@@ -1,0 +1,192 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+const deliveryCols = `d.id, d.message_id, d.endpoint_id, d.app_id, d.status, d.attempts, d.next_attempt_at,
+	d.last_error, d.created_at, d.updated_at`
+
+// deliveryDest returns the scan destinations of deliveryCols and a function that finishes d once
+// they are filled.
+func deliveryDest(d *hookd.Delivery) ([]any, func()) {
+	var (
+		status               string
+		next                 sql.NullTime
+		createdAt, updatedAt time.Time
+	)
+	dest := []any{&d.ID, &d.MessageID, &d.EndpointID, &d.AppID, &status, &d.Attempts, &next,
+		&d.LastError, &createdAt, &updatedAt}
+	return dest, func() {
+		d.Status = hookd.DeliveryStatus(status)
+		d.NextAttemptAt = fromNullTime(next)
+		d.CreatedAt = createdAt.UTC()
+		d.UpdatedAt = updatedAt.UTC()
+	}
+}
+
+func scanDelivery(r row) (hookd.Delivery, error) {
+	var d hookd.Delivery
+	dest, finish := deliveryDest(&d)
+	if err := r.Scan(dest...); err != nil {
+		return d, err
+	}
+	finish()
+	return d, nil
+}
+
+// GetDelivery finds a delivery by id.
+func (q *queries) GetDelivery(ctx context.Context, id string) (*hookd.Delivery, error) {
+	d, err := scanDelivery(q.c.queryRow(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d WHERE d.id = $1`, id))
+	if err != nil {
+		return nil, fmt.Errorf("get delivery %s: %w", id, classify(err))
+	}
+	return &d, nil
+}
+
+// DueDeliveries returns pending deliveries due at or before before, after afterID, in id order,
+// walking the partial index of pending deliveries.
+func (q *queries) DueDeliveries(ctx context.Context, before time.Time, afterID string, limit int) ([]hookd.Delivery, error) {
+	out, err := collect(ctx, q.c, `SELECT `+deliveryCols+` FROM hookd_deliveries d
+		WHERE d.status = 'pending' AND d.id > $1 AND COALESCE(d.next_attempt_at, d.created_at) <= $2
+		ORDER BY d.id LIMIT $3`, []any{afterID, before, limit}, scanDelivery)
+	if err != nil {
+		return nil, fmt.Errorf("due deliveries: %w", classify(err))
+	}
+	return out, nil
+}
+
+// GetDeliveryFor finds the delivery of a message to an endpoint.
+func (q *queries) GetDeliveryFor(ctx context.Context, messageID, endpointID string) (*hookd.Delivery, error) {
+	d, err := scanDelivery(q.c.queryRow(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d
+		WHERE d.message_id = $1 AND d.endpoint_id = $2`, messageID, endpointID))
+	if err != nil {
+		return nil, fmt.Errorf("get delivery of message %s to endpoint %s: %w", messageID, endpointID, classify(err))
+	}
+	return &d, nil
+}
+
+// ListDeliveries lists deliveries oldest first.
+func (q *queries) ListDeliveries(ctx context.Context, f hookd.DeliveryFilter) (*hookd.Page[hookd.Delivery], error) {
+	l := &listQuery{cols: deliveryCols, from: "hookd_deliveries d", key: "d.id"}
+	l.equal("d.message_id", f.MessageID)
+	l.equal("d.endpoint_id", f.EndpointID)
+	l.equal("d.app_id", f.AppID)
+	if f.Status != "" {
+		l.filter("d.status = ?", string(f.Status))
+	}
+	if f.After != nil {
+		l.filter("d.created_at >= ?", *f.After)
+	}
+	if f.Before != nil {
+		l.filter("d.created_at < ?", *f.Before)
+	}
+	page, err := list(ctx, q.c, l, f.ListOptions, scanDelivery, func(d *hookd.Delivery) string { return d.ID })
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	return page, nil
+}
+
+// LoadWork reads a delivery and its message in one statement.
+func (q *queries) LoadWork(ctx context.Context, deliveryID string) (*hookd.Delivery, *hookd.Message, error) {
+	var (
+		d   hookd.Delivery
+		msg hookd.Message
+	)
+	dest, finishDelivery := deliveryDest(&d)
+	msgDest, finishMessage := messageDest(&msg)
+	err := q.c.queryRow(ctx, `SELECT `+deliveryCols+`, `+messageCols+`
+		FROM hookd_deliveries d JOIN hookd_messages m ON m.id = d.message_id WHERE d.id = $1`, deliveryID).
+		Scan(append(dest, msgDest...)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load work for delivery %s: %w", deliveryID, classify(err))
+	}
+	finishDelivery()
+	if err := finishMessage(); err != nil {
+		return nil, nil, fmt.Errorf("load work for delivery %s: %w", deliveryID, err)
+	}
+	return &d, &msg, nil
+}
+
+// InsertDeliveries writes new deliveries in one statement. A missing message is
+// hookd.ErrNotFound; a second delivery of a message to one endpoint, hookd.ErrConflict.
+func (t *txn) InsertDeliveries(ctx context.Context, ds []hookd.Delivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	var (
+		ids, messageIDs, endpointIDs, appIDs = make([]string, len(ds)), make([]string, len(ds)), make([]string, len(ds)), make([]string, len(ds))
+		statuses, lastErrors                 = make([]string, len(ds)), make([]string, len(ds))
+		attempts                             = make([]int, len(ds))
+		nexts                                = make([]*time.Time, len(ds))
+		createdAts, updatedAts               = make([]time.Time, len(ds)), make([]time.Time, len(ds))
+	)
+	for i := range ds {
+		d := &ds[i]
+		ids[i], messageIDs[i], endpointIDs[i], appIDs[i] = d.ID, d.MessageID, d.EndpointID, d.AppID
+		statuses[i], attempts[i], nexts[i], lastErrors[i] = string(d.Status), d.Attempts, d.NextAttemptAt, d.LastError
+		createdAts[i], updatedAts[i] = d.CreatedAt, d.UpdatedAt
+	}
+	_, err := t.c.exec(ctx, `INSERT INTO hookd_deliveries (id, message_id, endpoint_id, app_id, status, attempts,
+		next_attempt_at, last_error, created_at, updated_at)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[],
+			$7::timestamptz[], $8::text[], $9::timestamptz[], $10::timestamptz[])`,
+		ids, messageIDs, endpointIDs, appIDs, statuses, attempts, nexts, lastErrors, createdAts, updatedAts)
+	if err != nil {
+		return fmt.Errorf("insert deliveries %s..%s: %w", ds[0].ID, ds[len(ds)-1].ID, classify(err))
+	}
+	return nil
+}
+
+// SetDeliveryStatus writes the delivery's status, next attempt time and last error, with
+// UpdatedAt = at; its count of attempts stays.
+func (t *txn) SetDeliveryStatus(ctx context.Context, id string, status hookd.DeliveryStatus, nextAttemptAt *time.Time, lastError string, at time.Time) error {
+	err := mustAffect(t.c.exec(ctx, `UPDATE hookd_deliveries SET status = $1, next_attempt_at = $2,
+		last_error = $3, updated_at = $4 WHERE id = $5`,
+		string(status), nullTime(nextAttemptAt), lastError, at, id))
+	if err != nil {
+		return fmt.Errorf("set delivery %s status %s: %w", id, status, err)
+	}
+	return nil
+}
+
+// EndpointStats counts the endpoint's deliveries by status, on the index (endpoint_id, status,
+// id).
+func (q *queries) EndpointStats(ctx context.Context, endpointID string, since *time.Time) (*hookd.EndpointStats, error) {
+	type count struct {
+		status string
+		n      int
+	}
+	query := `SELECT status, COUNT(*) FROM hookd_deliveries WHERE endpoint_id = $1 GROUP BY status`
+	args := []any{endpointID}
+	if since != nil {
+		query = `SELECT status, COUNT(*) FROM hookd_deliveries WHERE endpoint_id = $1 AND created_at >= $2 GROUP BY status`
+		args = append(args, *since)
+	}
+	counts, err := collect(ctx, q.c, query, args, func(r row) (count, error) {
+		var c count
+		err := r.Scan(&c.status, &c.n)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("endpoint %s stats: %w", endpointID, classify(err))
+	}
+	var stats hookd.EndpointStats
+	for _, c := range counts {
+		switch hookd.DeliveryStatus(c.status) {
+		case hookd.DeliveryDelivered:
+			stats.Success += c.n
+		case hookd.DeliveryPending:
+			stats.Pending += c.n
+		case hookd.DeliveryFailed, hookd.DeliveryCancelled:
+			stats.Fail += c.n
+		}
+	}
+	return &stats, nil
+}

@@ -1,0 +1,238 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.event_types::text, e.channels::text,
+	e.disabled, e.disabled_reason, e.disabled_at, e.rate_limit, e.max_in_flight, e.headers::text, e.scheme,
+	e.metadata::text, e.created_at, e.updated_at, e.last_attempt_at, e.last_status, e.last_error,
+	e.last_success_at, e.failing_since, e.consecutive_failures`
+
+func scanEndpoint(r row) (hookd.Endpoint, error) {
+	var (
+		ep                                                  hookd.Endpoint
+		uid, eventTypes, channels, headers, metadata        sql.NullString
+		scheme                                              string
+		createdAt, updatedAt                                time.Time
+		disabledAt, lastAttemptAt, lastSuccess, failingFrom sql.NullTime
+	)
+	err := r.Scan(&ep.ID, &ep.AppID, &uid, &ep.URL, &ep.Description, &ep.Version, &eventTypes, &channels,
+		&ep.Disabled, &ep.DisabledReason, &disabledAt, &ep.RateLimit, &ep.MaxInFlight, &headers, &scheme,
+		&metadata, &createdAt, &updatedAt, &lastAttemptAt, &ep.LastStatus, &ep.LastError,
+		&lastSuccess, &failingFrom, &ep.ConsecutiveFailures)
+	if err != nil {
+		return ep, err
+	}
+	ep.UID = uid.String
+	ep.Scheme = hookd.SignatureScheme(scheme)
+	if ep.EventTypes, err = decodeStrings(eventTypes); err != nil {
+		return ep, err
+	}
+	if ep.Channels, err = decodeStrings(channels); err != nil {
+		return ep, err
+	}
+	if ep.Headers, err = decodeMap(headers); err != nil {
+		return ep, err
+	}
+	if ep.Metadata, err = decodeMap(metadata); err != nil {
+		return ep, err
+	}
+	ep.DisabledAt = fromNullTime(disabledAt)
+	ep.CreatedAt = createdAt.UTC()
+	ep.UpdatedAt = updatedAt.UTC()
+	ep.LastAttemptAt = fromNullTime(lastAttemptAt)
+	ep.LastSuccessAt = fromNullTime(lastSuccess)
+	ep.FailingSince = fromNullTime(failingFrom)
+	return ep, nil
+}
+
+// endpointConfig is the JSON-encoded configuration of an endpoint.
+type endpointConfig struct {
+	eventTypes, channels, headers, metadata any
+}
+
+func encodeEndpointConfig(ep *hookd.Endpoint) (c endpointConfig, err error) {
+	if c.eventTypes, err = encodeStrings(ep.EventTypes); err != nil {
+		return c, err
+	}
+	if c.channels, err = encodeStrings(ep.Channels); err != nil {
+		return c, err
+	}
+	if c.headers, err = encodeMap(ep.Headers); err != nil {
+		return c, err
+	}
+	if c.metadata, err = encodeMap(ep.Metadata); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// GetEndpoint finds an endpoint of the application by id or, failing that, by uid.
+func (q *queries) GetEndpoint(ctx context.Context, appID, idOrUID string) (*hookd.Endpoint, error) {
+	ep, err := scanEndpoint(q.c.queryRow(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e
+		WHERE e.app_id = $1 AND (e.id = $2 OR e.uid = $2) ORDER BY e.id = $2 DESC LIMIT 1`, appID, idOrUID))
+	if err != nil {
+		return nil, fmt.Errorf("get endpoint %s of application %s: %w", idOrUID, appID, classify(err))
+	}
+	return &ep, nil
+}
+
+// GetEndpointByID finds an endpoint by id alone.
+func (q *queries) GetEndpointByID(ctx context.Context, id string) (*hookd.Endpoint, error) {
+	ep, err := scanEndpoint(q.c.queryRow(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e WHERE e.id = $1`, id))
+	if err != nil {
+		return nil, fmt.Errorf("get endpoint %s: %w", id, classify(err))
+	}
+	return &ep, nil
+}
+
+// ListEndpoints lists the application's endpoints oldest first.
+func (q *queries) ListEndpoints(ctx context.Context, appID string, opts hookd.ListOptions) (*hookd.Page[hookd.Endpoint], error) {
+	l := &listQuery{cols: endpointCols, from: "hookd_endpoints e", key: "e.id"}
+	l.filter("e.app_id = ?", appID)
+	page, err := list(ctx, q.c, l, opts, scanEndpoint, func(e *hookd.Endpoint) string { return e.ID })
+	if err != nil {
+		return nil, fmt.Errorf("list endpoints of application %s: %w", appID, err)
+	}
+	return page, nil
+}
+
+// EnabledEndpoints returns the application's enabled endpoints ordered by id.
+func (q *queries) EnabledEndpoints(ctx context.Context, appID string) ([]hookd.Endpoint, error) {
+	out, err := collect(ctx, q.c, `SELECT `+endpointCols+` FROM hookd_endpoints e
+		WHERE e.app_id = $1 AND NOT e.disabled ORDER BY e.id`, []any{appID}, scanEndpoint)
+	if err != nil {
+		return nil, fmt.Errorf("enabled endpoints of application %s: %w", appID, err)
+	}
+	return out, nil
+}
+
+// SigningKeys returns the endpoint's keys newest first (by creation time, then insertion), expired
+// ones included; none for an endpoint that does not exist.
+func (q *queries) SigningKeys(ctx context.Context, endpointID string) ([]hookd.SigningKey, error) {
+	out, err := collect(ctx, q.c, `SELECT secret, created_at, expires_at FROM hookd_endpoint_keys
+		WHERE endpoint_id = $1 ORDER BY created_at DESC, id DESC`, []any{endpointID},
+		func(r row) (hookd.SigningKey, error) {
+			var (
+				k         hookd.SigningKey
+				createdAt time.Time
+				expiresAt sql.NullTime
+			)
+			if err := r.Scan(&k.Secret, &createdAt, &expiresAt); err != nil {
+				return k, err
+			}
+			k.CreatedAt = createdAt.UTC()
+			k.ExpiresAt = fromNullTime(expiresAt)
+			return k, nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("signing keys of endpoint %s: %w", endpointID, err)
+	}
+	return out, nil
+}
+
+// InsertEndpoint writes the endpoint, every field as given (health included), and its first key.
+// A missing application is hookd.ErrNotFound; a uid taken in the application, hookd.ErrConflict.
+func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.SigningKey) error {
+	c, err := encodeEndpointConfig(ep)
+	if err != nil {
+		return fmt.Errorf("insert endpoint %s: %w", ep.ID, err)
+	}
+	_, err = t.c.exec(ctx, `INSERT INTO hookd_endpoints (id, app_id, uid, url, description, version,
+		event_types, channels, disabled, disabled_reason, disabled_at, rate_limit, max_in_flight, headers,
+		scheme, metadata, created_at, updated_at, last_attempt_at, last_status, last_error, last_success_at,
+		failing_since, consecutive_failures)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+			$21, $22, $23, $24)`,
+		ep.ID, ep.AppID, nullString(ep.UID), ep.URL, ep.Description, ep.Version,
+		c.eventTypes, c.channels, ep.Disabled, ep.DisabledReason, nullTime(ep.DisabledAt),
+		ep.RateLimit, ep.MaxInFlight, c.headers, string(ep.Scheme), c.metadata,
+		ep.CreatedAt, ep.UpdatedAt, nullTime(ep.LastAttemptAt), ep.LastStatus,
+		ep.LastError, nullTime(ep.LastSuccessAt), nullTime(ep.FailingSince), ep.ConsecutiveFailures)
+	if err != nil {
+		return fmt.Errorf("insert endpoint %s: %w", ep.ID, classify(err))
+	}
+	if err := t.insertKey(ctx, ep.ID, key); err != nil {
+		return fmt.Errorf("insert endpoint %s: %w", ep.ID, err)
+	}
+	return nil
+}
+
+func (t *txn) insertKey(ctx context.Context, endpointID string, key hookd.SigningKey) error {
+	_, err := t.c.exec(ctx, `INSERT INTO hookd_endpoint_keys (endpoint_id, secret, created_at, expires_at)
+		VALUES ($1, $2, $3, $4)`, endpointID, key.Secret, key.CreatedAt, nullTime(key.ExpiresAt))
+	if err != nil {
+		return fmt.Errorf("insert signing key: %w", classify(err))
+	}
+	return nil
+}
+
+// UpdateEndpoint writes the endpoint's configuration: uid, URL, description, version, filters,
+// limits, headers, scheme, metadata and UpdatedAt. Not its application, health or Disabled*.
+func (t *txn) UpdateEndpoint(ctx context.Context, ep *hookd.Endpoint) error {
+	c, err := encodeEndpointConfig(ep)
+	if err != nil {
+		return fmt.Errorf("update endpoint %s: %w", ep.ID, err)
+	}
+	err = mustAffect(t.c.exec(ctx, `UPDATE hookd_endpoints SET uid = $1, url = $2, description = $3,
+		version = $4, event_types = $5, channels = $6, rate_limit = $7, max_in_flight = $8, headers = $9,
+		scheme = $10, metadata = $11, updated_at = $12 WHERE id = $13`,
+		nullString(ep.UID), ep.URL, ep.Description, ep.Version, c.eventTypes, c.channels, ep.RateLimit,
+		ep.MaxInFlight, c.headers, string(ep.Scheme), c.metadata, ep.UpdatedAt, ep.ID))
+	if err != nil {
+		return fmt.Errorf("update endpoint %s: %w", ep.ID, err)
+	}
+	return nil
+}
+
+// DeleteEndpoint deletes the endpoint and (by cascade) its keys; its deliveries and attempts stay.
+func (t *txn) DeleteEndpoint(ctx context.Context, id string) error {
+	err := mustAffect(t.c.exec(ctx, `DELETE FROM hookd_endpoints WHERE id = $1`, id))
+	if err != nil {
+		return fmt.Errorf("delete endpoint %s: %w", id, err)
+	}
+	return nil
+}
+
+// SetEndpointDisabled disables the endpoint (reason, DisabledAt = at) or enables it (reason and
+// DisabledAt cleared, ConsecutiveFailures and FailingSince reset). Either way UpdatedAt = at.
+func (t *txn) SetEndpointDisabled(ctx context.Context, id string, disabled bool, reason string, at time.Time) error {
+	var (
+		n   int64
+		err error
+	)
+	if disabled {
+		n, err = t.c.exec(ctx, `UPDATE hookd_endpoints SET disabled = true, disabled_reason = $1,
+			disabled_at = $2, updated_at = $2 WHERE id = $3`, reason, at, id)
+	} else {
+		n, err = t.c.exec(ctx, `UPDATE hookd_endpoints SET disabled = false, disabled_reason = '',
+			disabled_at = NULL, consecutive_failures = 0, failing_since = NULL, updated_at = $1
+			WHERE id = $2`, at, id)
+	}
+	if err := mustAffect(n, err); err != nil {
+		return fmt.Errorf("set endpoint %s disabled %t: %w", id, disabled, err)
+	}
+	return nil
+}
+
+// AddSigningKey adds key to the endpoint and makes every other key of it expire at expireOthersAt
+// at the latest: keys without an expiry or expiring later get expireOthersAt, keys expiring sooner
+// keep their expiry. A missing endpoint is hookd.ErrNotFound.
+func (t *txn) AddSigningKey(ctx context.Context, endpointID string, key hookd.SigningKey, expireOthersAt time.Time) error {
+	_, err := t.c.exec(ctx, `UPDATE hookd_endpoint_keys SET expires_at = $1
+		WHERE endpoint_id = $2 AND (expires_at IS NULL OR expires_at > $1)`, expireOthersAt, endpointID)
+	if err != nil {
+		return fmt.Errorf("add signing key to endpoint %s: expire others: %w", endpointID, err)
+	}
+	// The key's foreign key finds a missing endpoint.
+	if err := t.insertKey(ctx, endpointID, key); err != nil {
+		return fmt.Errorf("add signing key to endpoint %s: %w", endpointID, err)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+const eventTypeCols = `t.name, t.description, t.schemas::text, t.feature_flag, t.archived, t.created_at, t.updated_at`
+
+func scanEventType(r row) (hookd.EventType, error) {
+	var (
+		et                   hookd.EventType
+		schemas              []byte
+		createdAt, updatedAt time.Time
+	)
+	if err := r.Scan(&et.Name, &et.Description, &schemas, &et.FeatureFlag, &et.Archived, &createdAt, &updatedAt); err != nil {
+		return et, err
+	}
+	et.Schemas = fromRawJSON(schemas)
+	et.CreatedAt = createdAt.UTC()
+	et.UpdatedAt = updatedAt.UTC()
+	return et, nil
+}
+
+// GetEventType finds an event type by name, archived or not.
+func (q *queries) GetEventType(ctx context.Context, name string) (*hookd.EventType, error) {
+	et, err := scanEventType(q.c.queryRow(ctx, `SELECT `+eventTypeCols+` FROM hookd_event_types t WHERE t.name = $1`, name))
+	if err != nil {
+		return nil, fmt.Errorf("get event type %s: %w", name, classify(err))
+	}
+	return &et, nil
+}
+
+// ListEventTypes lists event types by name.
+func (q *queries) ListEventTypes(ctx context.Context, includeArchived bool, opts hookd.ListOptions) (*hookd.Page[hookd.EventType], error) {
+	l := &listQuery{cols: eventTypeCols, from: "hookd_event_types t", key: "t.name"}
+	if !includeArchived {
+		l.filter("NOT t.archived")
+	}
+	page, err := list(ctx, q.c, l, opts, scanEventType, func(et *hookd.EventType) string { return et.Name })
+	if err != nil {
+		return nil, fmt.Errorf("list event types: %w", err)
+	}
+	return page, nil
+}
+
+// UpsertEventType creates the event type or updates every field of it but CreatedAt. Archived is
+// written as given, so an upsert with Archived false (the usual case) un-archives. Schemas are
+// json, kept as given.
+func (t *txn) UpsertEventType(ctx context.Context, et *hookd.EventType) error {
+	var schemas any
+	if et.Schemas != nil {
+		schemas = string(et.Schemas)
+	}
+	_, err := t.c.exec(ctx, `INSERT INTO hookd_event_types
+		(name, description, schemas, feature_flag, archived, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (name) DO UPDATE SET description = excluded.description, schemas = excluded.schemas,
+			feature_flag = excluded.feature_flag, archived = excluded.archived, updated_at = excluded.updated_at`,
+		et.Name, et.Description, schemas, et.FeatureFlag, et.Archived, et.CreatedAt, et.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("upsert event type %s: %w", et.Name, classify(err))
+	}
+	return nil
+}
+
+// ArchiveEventType marks an event type archived, with UpdatedAt = at.
+func (t *txn) ArchiveEventType(ctx context.Context, name string, at time.Time) error {
+	err := mustAffect(t.c.exec(ctx, `UPDATE hookd_event_types SET archived = true, updated_at = $1
+		WHERE name = $2`, at, name))
+	if err != nil {
+		return fmt.Errorf("archive event type %s: %w", name, err)
+	}
+	return nil
+}
+
+// DeleteEventType removes an event type.
+func (t *txn) DeleteEventType(ctx context.Context, name string) error {
+	err := mustAffect(t.c.exec(ctx, `DELETE FROM hookd_event_types WHERE name = $1`, name))
+	if err != nil {
+		return fmt.Errorf("delete event type %s: %w", name, err)
+	}
+	return nil
+}

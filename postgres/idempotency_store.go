@@ -1,0 +1,45 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+// A stored response is live while now < expires_at.
+
+// GetIdempotentResponse finds a stored response by key; one that expired at or before now is
+// hookd.ErrNotFound.
+func (q *queries) GetIdempotentResponse(ctx context.Context, key string, now time.Time) (*hookd.IdempotentResponse, error) {
+	var (
+		r                    hookd.IdempotentResponse
+		createdAt, expiresAt time.Time
+	)
+	err := q.c.queryRow(ctx, `SELECT key, status, body, created_at, expires_at FROM hookd_idempotency
+		WHERE key = $1 AND expires_at > $2`, key, now).
+		Scan(&r.Key, &r.Status, &r.Body, &createdAt, &expiresAt)
+	if err != nil {
+		return nil, fmt.Errorf("get idempotent response: %w", classify(err))
+	}
+	r.CreatedAt = createdAt.UTC()
+	r.ExpiresAt = expiresAt.UTC()
+	return &r, nil
+}
+
+// PutIdempotentResponse first deletes every response expired at r.CreatedAt (through the index on
+// expires_at), an expired one under r.Key included, then inserts r: a live one under r.Key is
+// hookd.ErrConflict. The body is stored byte for byte; nil is NULL and reads back nil. Error
+// messages never carry the key (the server scopes it by token hash).
+func (t *txn) PutIdempotentResponse(ctx context.Context, r *hookd.IdempotentResponse) error {
+	if _, err := t.c.exec(ctx, `DELETE FROM hookd_idempotency WHERE expires_at <= $1`, r.CreatedAt); err != nil {
+		return fmt.Errorf("put idempotent response: purge expired: %w", classify(err))
+	}
+	_, err := t.c.exec(ctx, `INSERT INTO hookd_idempotency (key, status, body, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5)`, r.Key, r.Status, rawBytes(r.Body), r.CreatedAt, r.ExpiresAt)
+	if err != nil {
+		return fmt.Errorf("put idempotent response: %w", classify(err))
+	}
+	return nil
+}

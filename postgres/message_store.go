@@ -1,0 +1,158 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+const messageCols = `m.id, m.app_id, m.event_id, m.event_type, m.channels::text, m.payload, m.created_at`
+
+func scanMessage(r row) (hookd.Message, error) {
+	var msg hookd.Message
+	dest, finish := messageDest(&msg)
+	if err := r.Scan(dest...); err != nil {
+		return msg, err
+	}
+	return msg, finish()
+}
+
+// messageDest returns the scan destinations of messageCols and a function that finishes msg once
+// they are filled.
+func messageDest(msg *hookd.Message) ([]any, func() error) {
+	var (
+		eventID, channels sql.NullString
+		payload           []byte
+		createdAt         time.Time
+	)
+	dest := []any{&msg.ID, &msg.AppID, &eventID, &msg.EventType, &channels, &payload, &createdAt}
+	return dest, func() error {
+		msg.EventID = eventID.String
+		var err error
+		if msg.Channels, err = decodeStrings(channels); err != nil {
+			return err
+		}
+		msg.Payload = fromRawJSON(payload)
+		msg.CreatedAt = createdAt.UTC()
+		return nil
+	}
+}
+
+// GetMessage finds a message of the application by id or, failing that, by event id.
+func (q *queries) GetMessage(ctx context.Context, appID, idOrEventID string) (*hookd.Message, error) {
+	msg, err := scanMessage(q.c.queryRow(ctx, `SELECT `+messageCols+` FROM hookd_messages m
+		WHERE m.app_id = $1 AND (m.id = $2 OR m.event_id = $2) ORDER BY m.id = $2 DESC LIMIT 1`,
+		appID, idOrEventID))
+	if err != nil {
+		return nil, fmt.Errorf("get message %s of application %s: %w", idOrEventID, appID, classify(err))
+	}
+	return &msg, nil
+}
+
+// ListMessages lists messages newest first.
+func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hookd.Page[hookd.Message], error) {
+	l := &listQuery{cols: messageCols, from: "hookd_messages m", key: "m.id", newestFirst: true}
+	switch {
+	case f.Channel != "" && f.AppID != "":
+		// The channel's index leads.
+		l.from = "hookd_message_channels c JOIN hookd_messages m ON m.id = c.message_id"
+		l.key = "c.message_id"
+		l.filter("c.app_id = ? AND c.channel = ?", f.AppID, f.Channel)
+	case f.Channel != "":
+		l.filter("EXISTS (SELECT 1 FROM hookd_message_channels c WHERE c.message_id = m.id AND c.channel = ?)", f.Channel)
+	default:
+		l.equal("m.app_id", f.AppID)
+	}
+	if types := unique(f.EventTypes); len(types) > 0 {
+		conds := make([]condition, len(types))
+		for i, et := range types {
+			conds[i] = condition{sql: "m.event_type = ?", args: []any{et}}
+		}
+		l.anyOf(conds...)
+	}
+	if f.After != nil {
+		l.filter("m.created_at >= ?", *f.After)
+	}
+	if f.Before != nil {
+		l.filter("m.created_at < ?", *f.Before)
+	}
+	page, err := list(ctx, q.c, l, f.ListOptions, scanMessage, func(m *hookd.Message) string { return m.ID })
+	if err != nil {
+		return nil, fmt.Errorf("list messages of application %s: %w", f.AppID, err)
+	}
+	return page, nil
+}
+
+// InsertMessage writes msg unless the application already has a message with its event id; then
+// it returns that message and inserted false. A missing application is hookd.ErrNotFound; a
+// message id taken, hookd.ErrConflict.
+//
+// Of two transactions inserting one event id at once, the second waits on the unique index for
+// the first to commit, inserts nothing, and reads the first's message (READ COMMITTED: each
+// statement sees what committed before it began).
+func (t *txn) InsertMessage(ctx context.Context, msg *hookd.Message) (*hookd.Message, bool, error) {
+	channels, err := encodeStrings(msg.Channels)
+	if err != nil {
+		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, err)
+	}
+	n, err := t.c.exec(ctx, `INSERT INTO hookd_messages (id, app_id, event_id, event_type, channels, payload, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (app_id, event_id) WHERE event_id IS NOT NULL DO NOTHING`,
+		msg.ID, msg.AppID, nullString(msg.EventID), msg.EventType, channels, rawBytes(msg.Payload), msg.CreatedAt)
+	if err != nil {
+		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, classify(err))
+	}
+	if n == 1 {
+		if err := t.insertChannels(ctx, msg); err != nil {
+			return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, err)
+		}
+		return nil, true, nil
+	}
+	existing, err := scanMessage(t.c.queryRow(ctx, `SELECT `+messageCols+` FROM hookd_messages m
+		WHERE m.app_id = $1 AND m.event_id = $2`, msg.AppID, msg.EventID))
+	if err != nil {
+		return nil, false, fmt.Errorf("insert message %s: read message with event id %s: %w", msg.ID, msg.EventID, classify(err))
+	}
+	return &existing, false, nil
+}
+
+func (t *txn) insertChannels(ctx context.Context, msg *hookd.Message) error {
+	channels := unique(msg.Channels)
+	if len(channels) == 0 {
+		return nil
+	}
+	_, err := t.c.exec(ctx, `INSERT INTO hookd_message_channels (app_id, channel, message_id)
+		SELECT $1, c, $3 FROM unnest($2::text[]) AS c`, msg.AppID, channels, msg.ID)
+	if err != nil {
+		return fmt.Errorf("insert channels: %w", classify(err))
+	}
+	return nil
+}
+
+// ExpungeMessagePayload sets the message's payload to NULL: it reads back as a nil Payload.
+func (t *txn) ExpungeMessagePayload(ctx context.Context, messageID string) error {
+	err := mustAffect(t.c.exec(ctx, `UPDATE hookd_messages SET payload = NULL WHERE id = $1`, messageID))
+	if err != nil {
+		return fmt.Errorf("expunge payload of message %s: %w", messageID, err)
+	}
+	return nil
+}
+
+// unique returns v without repeats, in first-seen order.
+func unique(v []string) []string {
+	if len(v) < 2 {
+		return v
+	}
+	seen := make(map[string]bool, len(v))
+	out := make([]string, 0, len(v))
+	for _, s := range v {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,196 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"log/slog"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+// migrationFiles are hookd's schema changes, named NNNN_what.sql and applied in the order of NNNN.
+// A released file never changes; a change to the schema is a new file.
+//
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, name := range names {
+		base := path.Base(name)
+		num, _, ok := strings.Cut(base, "_")
+		version, err := strconv.Atoi(num)
+		if !ok || err != nil || version <= 0 {
+			return nil, fmt.Errorf("migration %s: name must start with a positive version and '_'", base)
+		}
+		body, err := migrationFiles.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: version, name: strings.TrimSuffix(base, ".sql"), sql: string(body)})
+	}
+	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
+	for i := 1; i < len(out); i++ {
+		if out[i].version == out[i-1].version {
+			return nil, fmt.Errorf("migrations %s and %s share version %d", out[i-1].name, out[i].name, out[i].version)
+		}
+	}
+	return out, nil
+}
+
+// Migrate brings the schema of the database at url, hookd's and River's, up to date and returns;
+// Open does the same before it returns a Store. cfg's Schema and Logger apply (nil: defaults).
+func Migrate(ctx context.Context, url string, cfg *Config) error {
+	cfg = cfg.withDefaults()
+	pc, err := poolConfig(url, cfg)
+	if err != nil {
+		return fmt.Errorf("migrate postgres: %w", err)
+	}
+	pc.MaxConns = 2
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return fmt.Errorf("migrate postgres: %w", err)
+	}
+	defer pool.Close()
+	if err := migrate(ctx, pool, cfg); err != nil {
+		return fmt.Errorf("migrate postgres: %w", err)
+	}
+	return nil
+}
+
+// migrate creates cfg.Schema if it is missing, applies hookd's pending migrations in one
+// transaction, and then River's, while it holds an advisory lock of the schema on a connection
+// of its own: processes that start at once wait for the first, and then find nothing to do.
+//
+// The lock is held by the session, not a transaction (pg_advisory_xact_lock), because River's
+// migrations cannot share one transaction (a later one uses an enum value an earlier one adds)
+// and rivermigrate commits each in a transaction of its own on the pool. Closing the connection
+// releases the lock, also when the process dies.
+func migrate(ctx context.Context, pool *pgxpool.Pool, cfg *Config) error {
+	lockConn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig)
+	if err != nil {
+		return fmt.Errorf("migrate: connect: %w", err)
+	}
+	defer lockConn.Close(context.WithoutCancel(ctx))
+	if _, err := lockConn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationLockKey(cfg.Schema)); err != nil {
+		return fmt.Errorf("migrate: take the migration lock: %w", err)
+	}
+	if cfg.Schema != "" {
+		if _, err := lockConn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{cfg.Schema}.Sanitize()); err != nil {
+			return fmt.Errorf("migrate: create schema %s: %w", cfg.Schema, err)
+		}
+	}
+	if err := migrateHookd(ctx, lockConn, cfg.Logger); err != nil {
+		return err
+	}
+	return migrateRiver(ctx, pool, cfg.Logger)
+}
+
+// migrationLockKey is the advisory lock key of migrations into schema: a hash of the schema's
+// name, so that installations in different schemas of one database migrate side by side.
+func migrationLockKey(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("hookd migrations\x00" + schema))
+	return int64(h.Sum64())
+}
+
+// migrateHookd applies hookd's pending migrations in one transaction, recording each in
+// hookd_migrations.
+func migrateHookd(ctx context.Context, conn *pgx.Conn, logger *slog.Logger) error {
+	migrations, err := loadMigrations()
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS hookd_migrations (
+		version    integer PRIMARY KEY,
+		name       text NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`); err != nil {
+		return fmt.Errorf("migrate: create hookd_migrations: %w", err)
+	}
+	var current int
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM hookd_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("migrate: read version: %w", err)
+	}
+	var applied []migration
+	for _, m := range migrations {
+		if m.version <= current {
+			continue
+		}
+		// Without arguments pgx sends the file with the simple protocol: several statements.
+		if _, err := tx.Exec(ctx, m.sql); err != nil {
+			return fmt.Errorf("migrate: apply %s: %w", m.name, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO hookd_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+			return fmt.Errorf("migrate: record %s: %w", m.name, err)
+		}
+		applied = append(applied, m)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	for _, m := range applied {
+		logger.InfoContext(ctx, "hookd migration applied", "version", m.version, "name", m.name)
+	}
+	if len(applied) == 0 && len(migrations) > 0 && current > migrations[len(migrations)-1].version {
+		logger.WarnContext(ctx, "hookd schema is newer than this build", "schema_version", current)
+	}
+	return nil
+}
+
+// migrateRiver applies River's pending migrations, each in a transaction of its own.
+func migrateRiver(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
+	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: slog.New(warnAndAbove{logger.Handler()})})
+	if err != nil {
+		return fmt.Errorf("migrate river: %w", err)
+	}
+	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return fmt.Errorf("migrate river: %w", err)
+	}
+	for _, v := range res.Versions {
+		logger.InfoContext(ctx, "river migration applied", "version", v.Version, "name", v.Name)
+	}
+	return nil
+}
+
+// warnAndAbove passes on the records of Warn and above: rivermigrate says "no migrations to
+// apply" at Info at every start, and migrateRiver logs what it applied itself.
+type warnAndAbove struct{ slog.Handler }
+
+func (h warnAndAbove) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+func (h warnAndAbove) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return warnAndAbove{h.Handler.WithAttrs(attrs)}
+}
+
+func (h warnAndAbove) WithGroup(name string) slog.Handler {
+	return warnAndAbove{h.Handler.WithGroup(name)}
+}

@@ -1,0 +1,50 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+// GetToken finds a server token by hash; one that expired at or before now is hookd.ErrNotFound.
+func (q *queries) GetToken(ctx context.Context, hash string, now time.Time) (*hookd.Token, error) {
+	var (
+		tok       hookd.Token
+		appID     sql.NullString
+		createdAt time.Time
+		expiresAt sql.NullTime
+	)
+	err := q.c.queryRow(ctx, `SELECT hash, app_id, created_at, expires_at FROM hookd_tokens
+		WHERE hash = $1 AND (expires_at IS NULL OR expires_at > $2)`, hash, now).
+		Scan(&tok.Hash, &appID, &createdAt, &expiresAt)
+	if err != nil {
+		return nil, fmt.Errorf("get token: %w", classify(err))
+	}
+	tok.AppID = appID.String
+	tok.CreatedAt = createdAt.UTC()
+	tok.ExpiresAt = fromNullTime(expiresAt)
+	return &tok, nil
+}
+
+// InsertToken stores a server token. A hash taken is hookd.ErrConflict; a missing application,
+// hookd.ErrNotFound. Error messages never carry the hash.
+func (t *txn) InsertToken(ctx context.Context, tok *hookd.Token) error {
+	_, err := t.c.exec(ctx, `INSERT INTO hookd_tokens (hash, app_id, created_at, expires_at)
+		VALUES ($1, $2, $3, $4)`,
+		tok.Hash, nullString(tok.AppID), tok.CreatedAt, nullTime(tok.ExpiresAt))
+	if err != nil {
+		return fmt.Errorf("insert token: %w", classify(err))
+	}
+	return nil
+}
+
+// DeleteToken removes a server token; a missing one is hookd.ErrNotFound.
+func (t *txn) DeleteToken(ctx context.Context, hash string) error {
+	if err := mustAffect(t.c.exec(ctx, `DELETE FROM hookd_tokens WHERE hash = $1`, hash)); err != nil {
+		return fmt.Errorf("delete token: %w", err)
+	}
+	return nil
+}
