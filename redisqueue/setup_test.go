@@ -1,0 +1,244 @@
+package redisqueue_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/redisqueue"
+	"github.com/hookd/hookd/sqlite"
+	"github.com/redis/go-redis/v9"
+)
+
+// redisURL returns HOOKD_TEST_REDIS_URL, or skips the test when it is unset.
+func redisURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv("HOOKD_TEST_REDIS_URL")
+	if u == "" {
+		t.Skip("HOOKD_TEST_REDIS_URL is not set; set it to a Redis URL (e.g. redis://127.0.0.1:6379/0) to run the Redis queue's tests")
+	}
+	return u
+}
+
+// withDB returns the Redis URL u with database db.
+func withDB(t testing.TB, u string, db int) string {
+	t.Helper()
+	p, err := url.Parse(u)
+	if err != nil {
+		t.Fatalf("parse HOOKD_TEST_REDIS_URL: %v", err)
+	}
+	p.Path = "/" + strconv.Itoa(db)
+	q := p.Query()
+	q.Del("db")
+	p.RawQuery = q.Encode()
+	return p.String()
+}
+
+// newNamespace returns a namespace of the test's own: its name, made valid, and a random suffix.
+func newNamespace(t testing.TB) string {
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9', r == '-', r == '.':
+			return r
+		}
+		return '_'
+	}, t.Name())
+	if len(name) > 48 {
+		name = name[len(name)-48:]
+	}
+	return fmt.Sprintf("t.%s.%08x", name, rand.Uint32())
+}
+
+// redisClient returns a client of the Redis at u, closed when the test ends.
+func redisClient(t testing.TB, u string) *redis.Client {
+	t.Helper()
+	o, err := redis.ParseURL(u)
+	if err != nil {
+		t.Fatalf("parse Redis URL: %v", err)
+	}
+	c := redis.NewClient(o)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// deleteNamespace deletes the keys of namespace ns's queues from the Redis at u.
+func deleteNamespace(t testing.TB, u, ns string) {
+	t.Helper()
+	o, err := redis.ParseURL(u)
+	if err != nil {
+		t.Errorf("parse Redis URL: %v", err)
+		return
+	}
+	c := redis.NewClient(o)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	iter := c.Scan(ctx, 0, "asynq:{"+ns+":*", 500).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Errorf("scan namespace %s: %v", ns, err)
+		return
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		if err := c.Del(ctx, keys[:n]...).Err(); err != nil {
+			t.Errorf("delete namespace %s: %v", ns, err)
+			return
+		}
+		keys = keys[n:]
+	}
+	for _, l := range []hookd.Lane{hookd.LaneFirst, hookd.LaneRetry, hookd.LaneManual} {
+		c.SRem(ctx, "asynq:queues", redisqueue.QueueName(ns, l))
+	}
+}
+
+// openStore opens a SQLite store on a file in the test's temporary directory, closed when the
+// test ends (after the queues built on it).
+func openStore(t testing.TB) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hookd.db"), nil)
+	if err != nil {
+		t.Fatalf("sqlite.Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// newQueue builds a queue on the Redis at u for store, in a namespace of the test's own unless
+// cfg names one. When the test ends the queue is closed and its namespace's keys deleted.
+func newQueue(t testing.TB, u string, store hookd.Store, qcfg *hookd.QueueConfig, cfg *redisqueue.Config) *redisqueue.Queue {
+	t.Helper()
+	c := redisqueue.Config{}
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Namespace == "" {
+		c.Namespace = newNamespace(t)
+	}
+	if c.Logger == nil {
+		c.Logger = testLogger(t)
+	}
+	q, err := redisqueue.New(u, store, qcfg, &c)
+	if err != nil {
+		t.Fatalf("redisqueue.New: %v", err)
+	}
+	t.Cleanup(func() { deleteNamespace(t, u, c.Namespace) })
+	t.Cleanup(func() {
+		if err := q.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return q
+}
+
+// testLogger shows warnings and errors in the test's output.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// start starts q with h; the test's cleanup closes it.
+func start(t testing.TB, q *redisqueue.Queue, h hookd.JobHandler) {
+	t.Helper()
+	if err := q.Start(context.Background(), h); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+}
+
+// enqueue enqueues jobs in a committed transaction of store.
+func enqueue(t testing.TB, store hookd.Store, q hookd.Queue, jobs ...hookd.Job) {
+	t.Helper()
+	err := store.InTx(context.Background(), func(tx hookd.Tx) error {
+		return q.EnqueueTx(context.Background(), tx, jobs)
+	})
+	if err != nil {
+		t.Fatalf("enqueue %d jobs: %v", len(jobs), err)
+	}
+}
+
+// call is one call of a recorded handler.
+type call struct {
+	job hookd.Job
+	at  time.Time
+}
+
+// recorder is a JobHandler that records its calls and answers with fn (nil: always nil).
+type recorder struct {
+	fn func(ctx context.Context, job hookd.Job, n int) error
+
+	mu    sync.Mutex
+	calls []call
+	wake  chan struct{} // closed and replaced at every call
+}
+
+func newRecorder(fn func(ctx context.Context, job hookd.Job, n int) error) *recorder {
+	return &recorder{fn: fn, wake: make(chan struct{})}
+}
+
+// handle is the hookd.JobHandler. n given to fn counts calls for the job's delivery, from 1.
+func (r *recorder) handle(ctx context.Context, job hookd.Job) error {
+	now := time.Now()
+	r.mu.Lock()
+	r.calls = append(r.calls, call{job: job, at: now})
+	n := 0
+	for _, c := range r.calls {
+		if c.job.DeliveryID == job.DeliveryID {
+			n++
+		}
+	}
+	close(r.wake)
+	r.wake = make(chan struct{})
+	r.mu.Unlock()
+	if r.fn == nil {
+		return nil
+	}
+	return r.fn(ctx, job, n)
+}
+
+func (r *recorder) snapshot() ([]call, <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]call(nil), r.calls...), r.wake
+}
+
+// wait returns the calls once there are at least n, failing the test after timeout.
+func (r *recorder) wait(t testing.TB, n int, timeout time.Duration) []call {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		calls, wake := r.snapshot()
+		if len(calls) >= n {
+			return calls
+		}
+		select {
+		case <-wake:
+		case <-deadline.C:
+			t.Fatalf("handler called %d times in %s, want %d", len(calls), timeout, n)
+		}
+	}
+}
+
+// perDelivery counts calls by delivery id.
+func perDelivery(calls []call) map[string]int {
+	n := make(map[string]int, len(calls))
+	for _, c := range calls {
+		n[c.job.DeliveryID]++
+	}
+	return n
+}
+
+// settle is how long a test watches for calls that must not come.
+const settle = 500 * time.Millisecond
