@@ -199,7 +199,12 @@ func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) (err error
 	if err := s.gate.acquire(ctx, hookd.IsBackgroundWrite(ctx)); err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	defer s.gate.release()
+	gateHeld := true
+	defer func() {
+		if gateHeld {
+			s.gate.release()
+		}
+	}()
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
@@ -218,6 +223,9 @@ func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) (err error
 		return fmt.Errorf("commit transaction: %w", err)
 	}
 	committed = true
+	// The after-commit functions (a Redis enqueue) run once the next writer may go.
+	gateHeld = false
+	s.gate.release()
 	for _, f := range t.onCommit {
 		f()
 	}
