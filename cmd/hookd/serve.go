@@ -15,7 +15,6 @@ import (
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/metrics"
 	"github.com/hookd/hookd/server"
-	"github.com/hookd/hookd/sqlite"
 )
 
 // Limits of the HTTP server and of the shutdown.
@@ -27,6 +26,7 @@ const (
 	maxHeaderBytes    = 64 << 10
 	shutdownTimeout   = 10 * time.Second // for the requests in flight
 	drainExtra        = 5 * time.Second  // beyond --timeout, for the attempts in flight
+	jobTimeoutExtra   = 30 * time.Second // beyond --timeout, for a job's bookkeeping
 	maxBodyOverhead   = 64 << 10         // a message's envelope around its payload
 )
 
@@ -60,10 +60,13 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		return failf(hint, format, args...)
 	}
 
-	store, err := sqlite.Open(ctx, cfg.dbPath, &sqlite.Config{Logger: logger})
+	store, err := openDB(ctx, cfg.db, logger)
 	if err != nil {
-		return fail("check that the directory exists and is writable, and that no other hookd uses the file",
-			"serve: open the database: %v", err)
+		hint := "check that the directory exists and is writable, and that no other hookd uses the file"
+		if cfg.db.postgresURL != "" {
+			hint = "check that PostgreSQL answers at that URL and that the user may create tables"
+		}
+		return fail(hint, "serve: open the database: %v", err)
 	}
 	defer func() {
 		if cerr := store.Close(); cerr != nil && err == nil {
@@ -71,8 +74,20 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		}
 	}()
 
+	jobTimeout := cfg.timeout + jobTimeoutExtra
+	rq, err := openQueue(cfg.queueURL, cfg.queueNamespace, cfg.db, store, cfg.workers, jobTimeout, logger)
+	if err != nil {
+		return fail(`check --queue (run "hookd serve --help")`, "serve: the queue: %v", err)
+	}
+	var queue hookd.Queue
+	if rq != nil {
+		queue = rq
+		defer rq.Close() // after the client has stopped (deferred later, run earlier)
+	}
 	m := metrics.New(store, &metrics.Config{Logger: logger})
 	client, err := hookd.NewClient(store, &hookd.Config{
+		Queue:         queue,
+		JobTimeout:    jobTimeout,
 		Logger:        logger,
 		Workers:       cfg.workers,
 		Delivery:      &delivery.Config{Timeout: cfg.timeout, AllowSubnets: cfg.allowSubnets},
@@ -86,21 +101,28 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	if err != nil {
 		return fail("", "serve: %v", err)
 	}
-	auth, generated, err := server.NewTokenAuth(ctx, store, cfg.token, time.Now)
-	if err != nil {
-		return fail("", "serve: %v", err)
-	}
-	api, err := server.New(client, &server.Config{
-		Auth:    auth,
-		Logger:  logger,
-		MaxBody: int64(cfg.maxPayload) + maxBodyOverhead,
-	})
-	if err != nil {
-		return fail("", "serve: %v", err)
-	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m)
-	mux.Handle("/", api)
+	var generated string
+	if cfg.role == roleWorker {
+		mux.HandleFunc("/api/v1/health/", workerHealth)
+		mux.HandleFunc("/api/v1/health", workerHealth)
+	} else {
+		var auth *server.TokenAuth
+		auth, generated, err = server.NewTokenAuth(ctx, store, cfg.token, time.Now)
+		if err != nil {
+			return fail("", "serve: %v", err)
+		}
+		api, err := server.New(client, &server.Config{
+			Auth:    auth,
+			Logger:  logger,
+			MaxBody: int64(cfg.maxPayload) + maxBodyOverhead,
+		})
+		if err != nil {
+			return fail("", "serve: %v", err)
+		}
+		mux.Handle("/", api)
+	}
 
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.listen)
 	if err != nil {
@@ -109,8 +131,14 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	defer ln.Close() // after Shutdown, a no-op
 	// The queue stops when its Start context ends; it must outlive ctx to drain after the HTTP
 	// server, so it gets a context that is never cancelled and Stop ends it.
-	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
-		return fail("", "serve: %v", err)
+	if cfg.role != roleAPI {
+		if err := client.Start(context.WithoutCancel(ctx)); err != nil {
+			hint := ""
+			if rq != nil {
+				hint = "check that Redis answers at --queue"
+			}
+			return fail(hint, "serve: %v", err)
+		}
 	}
 
 	if generated != "" {
@@ -118,7 +146,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	}
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(e.stderr, "listening on %s\n", url)
-	logger.Info("hookd serving", "url", url, "db", cfg.dbPath,
+	logger.Info("hookd serving", "url", url, "db", cfg.db.String(), "role", cfg.role, "redis_queue", cfg.queueURL != "",
 		"workers", cfg.workers[hookd.LaneFirst], "timeout", cfg.timeout, "allow_subnets", len(cfg.allowSubnets))
 
 	srv := &http.Server{
@@ -146,6 +174,16 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// workerHealth answers the health check of a worker process, which serves no API.
+func workerHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, `{"code":"method_not_allowed","detail":"use GET"}`, http.StatusMethodNotAllowed)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // shutdown stops the HTTP server (requests in flight get shutdownTimeout) and then the client

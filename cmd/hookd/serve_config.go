@@ -19,7 +19,8 @@ import (
 	"github.com/hookd/hookd/signature"
 )
 
-const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH] [--token TOKEN] [--allow-subnets CIDRS]
+const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH|postgres://...] [--queue redis://...]
+             [--role all|api|worker] [--token TOKEN] [--allow-subnets CIDRS]
              [--retry-schedule WAITS] [--timeout D] [--workers N] [--max-payload SIZE]
              [--log-format text|json] [--log-level LEVEL]
 
@@ -38,24 +39,31 @@ stderr; only its hash is stored, and later starts keep it. --token replaces it.
 N/10 for manual attempts (at least 1 each). Unset, N is sized to the machine: 50 per
 CPU, at most 400 (here: %d).
 
+Several processes share one PostgreSQL database: each attempt is made by one of them.
+--role api runs only the HTTP API, --role worker only the workers (with /metrics and
+/api/v1/health). SQLite is one process's file.
+
 On SIGTERM or SIGINT: stops taking requests (waiting up to 10 s for those in
 flight), waits for the attempts in flight (up to --timeout + 5 s; an unfinished one
 is made again on the next start), closes the database and exits 0.`
 
 // serveConfig is the configuration of "hookd serve", parsed and checked.
 type serveConfig struct {
-	listen        string
-	dbPath        string
-	token         string // empty: keep the stored admin token, or generate one
-	allowSubnets  []netip.Prefix
-	retrySchedule []time.Duration // nil: hookd.DefaultRetrySchedule
-	timeout       time.Duration
-	workers       map[hookd.Lane]int
-	maxPayload    int
-	logJSON       bool
-	logLevel      slog.Level
-	opsURL        string // operational webhooks; empty: none
-	opsSecret     string
+	listen         string
+	db             dbTarget
+	queueURL       string // redis:// or rediss://; empty: the database's own queue
+	queueNamespace string // empty: derived from the database
+	role           string
+	token          string // empty: keep the stored admin token, or generate one
+	allowSubnets   []netip.Prefix
+	retrySchedule  []time.Duration // nil: hookd.DefaultRetrySchedule
+	timeout        time.Duration
+	workers        map[hookd.Lane]int
+	maxPayload     int
+	logJSON        bool
+	logLevel       slog.Level
+	opsURL         string // operational webhooks; empty: none
+	opsSecret      string
 }
 
 // setting is one flag of serve, the environment variables it may come from, and its parser.
@@ -76,8 +84,17 @@ func serveSettings() []*setting {
 			usage: "`ADDR` (host:port) to serve the API and /metrics on; port 0 picks a free one",
 			parse: parseListen},
 		{name: "db", envs: []string{"HOOKD_DB", "DATABASE_URL"}, def: "sqlite:hookd.db",
-			usage: "the database: sqlite:`PATH` or a bare path (postgres:// arrives later)",
+			usage: "the database: sqlite:`PATH` (or a bare path), or postgres://USER@HOST:PORT/DATABASE",
 			parse: parseDB},
+		{name: "queue", envs: []string{"HOOKD_QUEUE", "REDIS_URL"},
+			usage: "a Redis `URL` (redis:// or rediss://, with user, password and database number) to queue jobs on, swept from the database (default: the database's own queue)",
+			parse: parseQueue},
+		{name: "queue-namespace", envs: []string{"HOOKD_QUEUE_NAMESPACE"},
+			usage: "the `NAME` that keeps this installation's tasks apart on a shared Redis (default: derived from --db)",
+			parse: parseNamespace},
+		{name: "role", envs: []string{"HOOKD_ROLE"}, def: "all",
+			usage: "what this process runs (`ROLE`): all, api (the HTTP API, no workers) or worker (the workers, with /metrics and health only)",
+			parse: parseRole},
 		{name: "token", envs: []string{"HOOKD_TOKEN"},
 			usage: "the admin bearer `TOKEN` (replaces the stored one); unset: generated on the first start and printed once",
 			parse: parseToken},
@@ -163,27 +180,6 @@ func parseListen(c *serveConfig, v string) error {
 		return errors.New("use HOST:PORT, e.g. 127.0.0.1:8071, :8071 (every interface) or 127.0.0.1:0 (a free port)")
 	}
 	c.listen = v
-	return nil
-}
-
-func parseDB(c *serveConfig, v string) error {
-	lower := strings.ToLower(v)
-	path := v
-	switch {
-	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
-		return errors.New("postgres is not yet supported in this build; use sqlite:PATH for now")
-	case strings.HasPrefix(lower, "sqlite:"):
-		path = v[len("sqlite:"):]
-		if strings.HasPrefix(path, "//") { // sqlite://rel.db, sqlite:///abs/path.db
-			path = path[2:]
-		}
-	case strings.Contains(v, "://"):
-		return errors.New("use sqlite:PATH (postgres:// arrives later)")
-	}
-	if strings.TrimSpace(path) == "" {
-		return errors.New("the path is empty; use sqlite:PATH, e.g. sqlite:/var/lib/hookd/hookd.db")
-	}
-	c.dbPath = path
 	return nil
 }
 

@@ -275,8 +275,10 @@ func TestServeBadValues(t *testing.T) {
 		{[]string{"--allow-subnets", "127.0.0.0/8,10.0.0.1"}, `--allow-subnets "127.0.0.0/8,10.0.0.1": not a CIDR`},
 		{[]string{"--retry-schedule", "5s,x"}, `--retry-schedule "5s,x": "x" is not a wait`},
 		{[]string{"--retry-schedule", "5s,-1m"}, `--retry-schedule "5s,-1m"`},
-		{[]string{"--db", "mysql://x"}, `--db "mysql://x": use sqlite:PATH (postgres:// arrives later)`},
-		{[]string{"--db", "postgres://hookd:hunter2@db/hookd"}, `--db "postgres://hookd:xxxxx@db/hookd": postgres is not yet supported in this build`},
+		{[]string{"--db", "mysql://hookd:hunter2@x"}, `--db "mysql://hookd:xxxxx@x": use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`},
+		{[]string{"--queue", "http://cache:6379"}, `--queue "http://cache:6379": use redis://`},
+		{[]string{"--queue-namespace", "a b"}, `--queue-namespace "a b": use at most 64 letters`},
+		{[]string{"--role", "boss"}, `--role "boss": use all (the API and the workers), api (the API only) or worker (the workers only)`},
 		{[]string{"--db", "sqlite:"}, `--db "sqlite:": the path is empty`},
 		{[]string{"--workers", "0"}, `--workers "0": use a whole number from 1 to 10000`},
 		{[]string{"--workers", "many"}, `--workers "many"`},
@@ -300,6 +302,14 @@ func TestServeBadValues(t *testing.T) {
 			t.Errorf("serve %q: a secret is echoed: %q", tc.args, r.stderr)
 		}
 	}
+	// A PostgreSQL that does not answer stops start-up with exit 1, a hint, and no password.
+	r := run(t, "", "serve", "--listen", "127.0.0.1:0", "--db", "postgres://hookd:hunter2@127.0.0.1:1/hookd?connect_timeout=2")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "open the database") || !strings.Contains(r.stderr, "hint: check that PostgreSQL answers") {
+		t.Errorf("serve on a PostgreSQL that does not answer: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "hunter2") {
+		t.Errorf("serve on a PostgreSQL that does not answer: the password is echoed: %q", r.stderr)
+	}
 }
 
 // TestServeConfig pins where each value comes from: a flag beats its variable, a variable its
@@ -319,7 +329,7 @@ func TestServeConfig(t *testing.T) {
 	c := parse(t, nil)
 	n := min(50*runtime.NumCPU(), 400)
 	want := &serveConfig{
-		listen: "127.0.0.1:8071", dbPath: "hookd.db", timeout: 15 * time.Second, maxPayload: 1 << 20,
+		listen: "127.0.0.1:8071", db: dbTarget{sqlitePath: "hookd.db"}, role: "all", timeout: 15 * time.Second, maxPayload: 1 << 20,
 		retrySchedule: hookd.DefaultRetrySchedule,
 		workers:       map[hookd.Lane]int{hookd.LaneFirst: n, hookd.LaneRetry: n / 2, hookd.LaneManual: n / 10},
 	}
@@ -335,7 +345,7 @@ func TestServeConfig(t *testing.T) {
 	}
 	c = parse(t, env)
 	want = &serveConfig{
-		listen: "0.0.0.0:9000", dbPath: "/var/lib/hookd/h.db", token: "from-env",
+		listen: "0.0.0.0:9000", db: dbTarget{sqlitePath: "/var/lib/hookd/h.db"}, role: "all", token: "from-env",
 		allowSubnets:  []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.0.0/16")},
 		retrySchedule: []time.Duration{}, timeout: 3 * time.Second, maxPayload: 512 << 10, logJSON: true, logLevel: slog.LevelWarn,
 		workers: map[hookd.Lane]int{hookd.LaneFirst: 1, hookd.LaneRetry: 1, hookd.LaneManual: 1},
@@ -346,7 +356,7 @@ func TestServeConfig(t *testing.T) {
 
 	c = parse(t, env, "--listen", "127.0.0.1:0", "--db", "other.db", "--token", "from-flag", "--workers", "40",
 		"--retry-schedule", "1s, 2m", "--max-payload", "2MB", "--log-level", "debug", "--allow-subnets", "")
-	if c.listen != "127.0.0.1:0" || c.dbPath != "other.db" || c.token != "from-flag" || c.allowSubnets != nil ||
+	if c.listen != "127.0.0.1:0" || c.db.sqlitePath != "other.db" || c.token != "from-flag" || c.allowSubnets != nil ||
 		fmt.Sprint(c.workers) != fmt.Sprint(map[hookd.Lane]int{hookd.LaneFirst: 40, hookd.LaneRetry: 20, hookd.LaneManual: 4}) ||
 		fmt.Sprint(c.retrySchedule) != "[1s 2m0s]" || c.maxPayload != 2000000 || c.logLevel != slog.LevelDebug || c.timeout != 3*time.Second {
 		t.Errorf("flags over the environment: %+v", c)
@@ -354,8 +364,8 @@ func TestServeConfig(t *testing.T) {
 
 	// DATABASE_URL stands in for HOOKD_DB; an empty variable counts as unset.
 	c = parse(t, map[string]string{"HOOKD_DB": "", "DATABASE_URL": "sqlite:from-url.db"})
-	if c.dbPath != "from-url.db" {
-		t.Errorf("DATABASE_URL: db %q", c.dbPath)
+	if c.db.sqlitePath != "from-url.db" {
+		t.Errorf("DATABASE_URL: db %q", c.db.sqlitePath)
 	}
 	_, err := parseServeConfig(quietEnv(), nil, func(k string) (string, bool) {
 		return map[string]string{"HOOKD_TIMEOUT": "soon"}[k], k == "HOOKD_TIMEOUT"

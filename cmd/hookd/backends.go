@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/postgres"
+	"github.com/hookd/hookd/redisqueue"
+	"github.com/hookd/hookd/sqlite"
+)
+
+// This file opens what --db and --queue name: the store (SQLite or PostgreSQL) and, with
+// --queue, the Redis queue in front of it.
+
+// dbTarget is a parsed --db.
+type dbTarget struct {
+	sqlitePath  string // set for SQLite
+	postgresURL string // set for PostgreSQL
+}
+
+func (d dbTarget) String() string {
+	if d.postgresURL != "" {
+		return redactURL(d.postgresURL)
+	}
+	return "sqlite:" + d.sqlitePath
+}
+
+// openDB opens the database of d, applying its migrations.
+func openDB(ctx context.Context, d dbTarget, logger *slog.Logger) (hookd.Store, error) {
+	if d.postgresURL != "" {
+		return postgres.Open(ctx, d.postgresURL, &postgres.Config{Logger: logger})
+	}
+	return sqlite.Open(ctx, d.sqlitePath, &sqlite.Config{Logger: logger})
+}
+
+// openQueue returns the Redis queue of queueURL in front of store, or nil for the store's own.
+// namespace "" derives one from the database, so that installations on different databases
+// never share tasks on one Redis. It does not contact Redis: the client's Start does. Close it
+// after the client stops.
+func openQueue(queueURL, namespace string, d dbTarget, store hookd.Store, workers map[hookd.Lane]int, jobTimeout time.Duration, logger *slog.Logger) (*redisqueue.Queue, error) {
+	if queueURL == "" {
+		return nil, nil
+	}
+	if namespace == "" {
+		namespace = defaultNamespace(d)
+	}
+	q, err := redisqueue.New(queueURL, store, &hookd.QueueConfig{Workers: workers, JobTimeout: jobTimeout},
+		&redisqueue.Config{Logger: logger, Namespace: namespace})
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// defaultNamespace names an installation by its database: "hookd-" and 12 hex digits of a
+// hash of the database's absolute path, or of its PostgreSQL host, port, database and options
+// (its user and password left out).
+func defaultNamespace(d dbTarget) string {
+	id := d.sqlitePath
+	if abs, err := filepath.Abs(id); err == nil {
+		id = abs
+	}
+	if d.postgresURL != "" {
+		id = d.postgresURL
+		if u, err := url.Parse(d.postgresURL); err == nil {
+			u.User = nil
+			id = u.String()
+		}
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "hookd-" + hex.EncodeToString(sum[:6])
+}
+
+func parseDB(c *serveConfig, v string) error {
+	d, err := parseDBTarget(v)
+	if err != nil {
+		return err
+	}
+	c.db = d
+	return nil
+}
+
+func parseDBTarget(v string) (dbTarget, error) {
+	lower := strings.ToLower(v)
+	path := v
+	switch {
+	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
+		if _, err := url.Parse(v); err != nil {
+			return dbTarget{}, errors.New("not a URL; use postgres://USER:PASSWORD@HOST:PORT/DATABASE?sslmode=disable")
+		}
+		return dbTarget{postgresURL: v}, nil
+	case strings.HasPrefix(lower, "sqlite:"):
+		path = v[len("sqlite:"):]
+		if strings.HasPrefix(path, "//") { // sqlite://rel.db, sqlite:///abs/path.db
+			path = path[2:]
+		}
+	case strings.Contains(v, "://"):
+		return dbTarget{}, errors.New("use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE")
+	}
+	if strings.TrimSpace(path) == "" {
+		return dbTarget{}, errors.New("the path is empty; use sqlite:PATH, e.g. sqlite:/var/lib/hookd/hookd.db")
+	}
+	return dbTarget{sqlitePath: path}, nil
+}
+
+func parseQueue(c *serveConfig, v string) error {
+	if v == "" {
+		c.queueURL = ""
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || !(u.Scheme == "redis" || u.Scheme == "rediss") && u.Scheme != "unix" || u.Scheme != "unix" && u.Host == "" {
+		return errors.New("use redis://[USER:PASSWORD@]HOST:PORT[/DB], rediss:// for TLS or unix:///PATH, or leave it unset for the database's own queue")
+	}
+	c.queueURL = v
+	return nil
+}
+
+func parseNamespace(c *serveConfig, v string) error {
+	if len(v) > 64 || strings.IndexFunc(v, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	}) >= 0 {
+		return errors.New("use at most 64 letters, digits, '-', '_' or '.'")
+	}
+	c.queueNamespace = v
+	return nil
+}
+
+// Roles of a serve process.
+const (
+	roleAll    = "all"
+	roleAPI    = "api"
+	roleWorker = "worker"
+)
+
+func parseRole(c *serveConfig, v string) error {
+	switch v {
+	case roleAll, roleAPI, roleWorker:
+		c.role = v
+		return nil
+	}
+	return fmt.Errorf("use %s (the API and the workers), %s (the API only) or %s (the workers only)", roleAll, roleAPI, roleWorker)
+}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// fleetReceiver counts requests by message and endpoint path; it answers 204 to every one.
+type fleetReceiver struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	seen     map[string]int // "path msg_id" -> requests
+	requests atomic.Int64
+}
+
+func newFleetReceiver() *fleetReceiver {
+	r := &fleetReceiver{seen: map[string]int{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		key := req.URL.Path + " " + req.Header.Get("webhook-id")
+		r.mu.Lock()
+		r.seen[key]++
+		r.mu.Unlock()
+		r.requests.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	return r
+}
+
+// distinct returns how many message-endpoint pairs arrived, and how many requests repeated one.
+func (r *fleetReceiver) distinct() (pairs, repeats int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range r.seen {
+		pairs++
+		repeats += n - 1
+	}
+	return pairs, repeats
+}
+
+// freshDatabase creates a database of its own on the server of HOOKD_TEST_POSTGRES_URL and
+// returns its URL; it is dropped when the test ends.
+func freshDatabase(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("HOOKD_TEST_POSTGRES_URL")
+	if base == "" {
+		t.Skip("HOOKD_TEST_POSTGRES_URL is unset: set it to a PostgreSQL URL (e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable) to run the multi-process test")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect %s: %v", redactURL(base), err)
+	}
+	defer conn.Close(ctx)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "hookd_fleet_" + hex.EncodeToString(b)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), base)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// fleetProcess is one "hookd serve" child process.
+type fleetProcess struct {
+	cmd   *exec.Cmd
+	url   string
+	mu    sync.Mutex
+	lines []string
+	ended chan struct{}
+}
+
+func (p *fleetProcess) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.lines, "\n")
+}
+
+// startProcess starts bin serve with args and waits until it listens.
+func startProcess(t *testing.T, bin string, args ...string) *fleetProcess {
+	t.Helper()
+	p := &fleetProcess{cmd: exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...), ended: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), "HOOKD_LOG_LEVEL=warn")
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.ended
+		_ = p.cmd.Wait()
+	})
+	listening := make(chan string, 1)
+	go func() {
+		defer close(p.ended)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.lines = append(p.lines, sc.Text())
+			p.mu.Unlock()
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				listening <- m[1]
+			}
+		}
+	}()
+	select {
+	case p.url = <-listening:
+		return p
+	case <-p.ended:
+		t.Fatalf("hookd serve %v exited before listening:\n%s", args, p.log())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("hookd serve %v not listening after 60 s:\n%s", args, p.log())
+	}
+	return nil
+}
+
+// TestFleetSurvivesSIGKILL runs one API process and two worker processes on one PostgreSQL
+// database, sends 5,000 deliveries, kills one worker with SIGKILL halfway, and checks that every
+// delivery completes, that no attempt is recorded twice for the same try, and that the receiver
+// saw at most as many repeated requests as the killed worker had attempts in flight.
+func TestFleetSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs three processes for about a minute")
+	}
+	dbURL := freshDatabase(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "hookd")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	recv := newFleetReceiver()
+	defer recv.srv.Close()
+
+	const (
+		endpoints = 10
+		messages  = 500 // x endpoints = 5,000 deliveries
+		workers   = 16  // first-lane workers of each worker process
+	)
+	common := []string{"--db", dbURL, "--token", testAdminToken, "--allow-subnets", "127.0.0.0/8", "--timeout", "2s"}
+	api := startProcess(t, bin, append([]string{"--role", "api"}, common...)...)
+	w1 := startProcess(t, bin, append([]string{"--role", "worker", "--workers", fmt.Sprint(workers)}, common...)...)
+	w2 := startProcess(t, bin, append([]string{"--role", "worker", "--workers", fmt.Sprint(workers)}, common...)...)
+	mustCall(t, http.StatusNoContent, http.MethodGet, w1.url+"/api/v1/health", "", "")
+	if code, _ := call(t, http.MethodGet, w1.url+"/api/v1/app", testAdminToken, ""); code != http.StatusNotFound {
+		t.Errorf("a worker process answers the API: GET /api/v1/app is %d, want 404", code)
+	}
+
+	mustCall(t, http.StatusCreated, http.MethodPost, api.url+"/api/v1/app", testAdminToken, `{"name":"fleet","uid":"fleet"}`)
+	for i := range endpoints {
+		mustCall(t, http.StatusCreated, http.MethodPost, api.url+"/api/v1/app/fleet/endpoint", testAdminToken,
+			fmt.Sprintf(`{"url":"%s/ep%d"}`, recv.srv.URL, i))
+	}
+	var sent atomic.Int64
+	var wg sync.WaitGroup
+	for p := range 8 {
+		wg.Go(func() {
+			for i := p; i < messages; i += 8 {
+				mustCall(t, http.StatusAccepted, http.MethodPost, api.url+"/api/v1/app/fleet/msg", testAdminToken,
+					fmt.Sprintf(`{"eventType":"fleet.test","payload":{"seq":%d}}`, i))
+				sent.Add(1)
+			}
+		})
+	}
+
+	total := endpoints * messages
+	deadline := time.Now().Add(60 * time.Second)
+	for recv.requests.Load() < int64(total/2) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d requests after 60 s; worker logs:\n%s\n%s", recv.requests.Load(), w1.log(), w2.log())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := w1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	atKill := recv.requests.Load()
+	wg.Wait()
+
+	// The killed worker's jobs come back when River's rescuer finds them stuck (after the job
+	// timeout and a margin, about a minute here), on the surviving worker.
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var delivered, twice int
+	deadline = time.Now().Add(4 * time.Minute)
+	for {
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM hookd_deliveries WHERE status = 'delivered'`).Scan(&delivered); err != nil {
+			t.Fatal(err)
+		}
+		if delivered == total || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if pairs, _ := recv.distinct(); pairs != total {
+		t.Errorf("%d of %d deliveries arrived at the receiver", pairs, total)
+	}
+	if delivered != total {
+		t.Errorf("%d deliveries recorded delivered, want %d", delivered, total)
+	}
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM (SELECT delivery_id, number FROM hookd_attempts
+		GROUP BY delivery_id, number HAVING count(*) > 1) AS d`).Scan(&twice); err != nil {
+		t.Fatal(err)
+	}
+	if twice != 0 {
+		t.Errorf("%d tries have more than one attempt recorded", twice)
+	}
+	_, repeats := recv.distinct()
+	t.Logf("5,000 deliveries, worker 1 killed after %d requests: %d repeated requests at the receiver (the killed worker had at most %d attempts in flight)", atKill, repeats, workers)
+	if repeats > workers {
+		t.Errorf("%d repeated requests at the receiver, more than the %d attempts the killed worker could have had in flight", repeats, workers)
+	}
+}
