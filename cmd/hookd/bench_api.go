@@ -44,6 +44,12 @@ func (t *apiTarget) describe() string {
 
 func (t *apiTarget) targetSendsPerSec() float64 { return b1TargetSendsPerSecAPI }
 
+func (t *apiTarget) targetDeliveriesPerSec() float64 { return b1TargetPerSec }
+
+func (t *apiTarget) targetP50() time.Duration { return b3TargetP50 }
+
+func (t *apiTarget) servers() []string { return nil }
+
 func (t *apiTarget) open(ctx context.Context, name string, timeout time.Duration) (benchInstance, error) {
 	inst, err := startAPI(ctx, filepath.Join(t.dir, t.name()+"-"+name+".db"), timeout, t.producers)
 	if err != nil {
@@ -241,8 +247,8 @@ func (i *apiInstance) count(ctx context.Context, status hookd.DeliveryStatus) (i
 }
 
 // close stops what startAPI started, in serve's order: the HTTP server, then the client's
-// attempts, then the database. It undoes a partial start too.
-func (i *apiInstance) close() {
+// attempts, then the database. It undoes a partial start too. The SQLite file stays.
+func (i *apiInstance) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if i.http != nil {
@@ -259,4 +265,5 @@ func (i *apiInstance) close() {
 	if i.store != nil {
 		i.store.Close()
 	}
+	return nil
 }

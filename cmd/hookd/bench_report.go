@@ -1,247 +1,15 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
-
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
-// This file holds what "hookd bench" measures with and what it reports: the counting receiver,
-// the progress line, the results and their text.
-
-// benchReceiver is the benchmarks' receiver: a real HTTP server on 127.0.0.1 that verifies every
-// request with the official Standard Webhooks library and counts deliveries, keeping only the
-// first verified arrival time of each (webhook-id, path). Unlike hookdtest.Receiver it keeps no
-// request, and it verifies outside its lock.
-type benchReceiver struct {
-	srv  *http.Server
-	base string
-
-	requests   atomic.Int64 // every request
-	unverified atomic.Int64 // requests to an unknown path, or whose signature did not verify
-	delivered  atomic.Int64 // distinct verified (webhook-id, path) pairs on answering paths
-
-	mu      sync.Mutex
-	paths   map[string]*benchPath
-	first   map[arrivalKey]time.Time
-	dups    int           // verified requests to answering paths beyond the first of their pair
-	hangReq int           // verified requests to hanging paths
-	last    time.Time     // the latest first arrival on an answering path
-	changed chan struct{} // closed and replaced at every first arrival
-}
-
-// benchPath is one endpoint's path on the receiver.
-type benchPath struct {
-	wh   *standardwebhooks.Webhook
-	hang bool // never answers: holds the request until the client gives up
-}
-
-// arrivalKey names one delivery as a receiver sees it.
-type arrivalKey struct{ id, path string }
-
-// newBenchReceiver starts a receiver; close stops it.
-func newBenchReceiver() (*benchReceiver, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("receiver: %w", err)
-	}
-	r := &benchReceiver{
-		base:    "http://" + ln.Addr().String(),
-		paths:   map[string]*benchPath{},
-		first:   map[arrivalKey]time.Time{},
-		changed: make(chan struct{}),
-	}
-	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
-	go r.srv.Serve(ln)
-	return r, nil
-}
-
-// url returns the URL of path on the receiver.
-func (r *benchReceiver) url(path string) string { return r.base + path }
-
-// expect makes path accept requests signed with secret; a hanging path never answers them.
-func (r *benchReceiver) expect(path, secret string, hang bool) error {
-	wh, err := standardwebhooks.NewWebhook(secret)
-	if err != nil {
-		return fmt.Errorf("receiver: secret of %s: %w", path, err)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.paths[path] = &benchPath{wh: wh, hang: hang}
-	return nil
-}
-
-// close stops the receiver, cutting the requests still hanging.
-func (r *benchReceiver) close() { r.srv.Close() }
-
-// ServeHTTP verifies a request, records it, and answers 204 (or never, on a hanging path).
-func (r *benchReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	r.requests.Add(1)
-	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
-	r.mu.Lock()
-	p := r.paths[req.URL.Path]
-	r.mu.Unlock()
-	if err == nil && p == nil {
-		err = errors.New("unknown path")
-	}
-	if err == nil {
-		err = p.wh.Verify(body, req.Header)
-	}
-	if err != nil {
-		r.unverified.Add(1)
-		http.Error(w, "not verified: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	r.arrived(arrivalKey{id: req.Header.Get(standardwebhooks.HeaderWebhookID), path: req.URL.Path}, p.hang, time.Now())
-	if p.hang {
-		<-req.Context().Done()
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// arrived records a verified request.
-func (r *benchReceiver) arrived(k arrivalKey, hang bool, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if hang {
-		r.hangReq++
-	}
-	if _, seen := r.first[k]; seen {
-		if !hang {
-			r.dups++
-		}
-		return
-	}
-	r.first[k] = at
-	if hang {
-		return
-	}
-	r.delivered.Add(1)
-	if at.After(r.last) {
-		r.last = at
-	}
-	close(r.changed)
-	r.changed = make(chan struct{})
-}
-
-// deliveredCount returns the verified deliveries so far.
-func (r *benchReceiver) deliveredCount() int { return int(r.delivered.Load()) }
-
-// reached returns a probe for waitFor that is done at n verified deliveries.
-func (r *benchReceiver) reached(n int) func() (int, bool, error) {
-	return func() (int, bool, error) {
-		c := r.deliveredCount()
-		return c, c >= n, nil
-	}
-}
-
-// lastArrival returns the latest first arrival on an answering path.
-func (r *benchReceiver) lastArrival() time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.last
-}
-
-// waitArrival waits for the verified arrival of message id at path and returns its time.
-func (r *benchReceiver) waitArrival(ctx context.Context, id, path string, stall time.Duration) (time.Time, error) {
-	timer := time.NewTimer(stall)
-	defer timer.Stop()
-	k := arrivalKey{id: id, path: path}
-	for {
-		r.mu.Lock()
-		at, ok := r.first[k]
-		ch := r.changed
-		r.mu.Unlock()
-		if ok {
-			return at, nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
-		case <-timer.C:
-			return time.Time{}, fmt.Errorf("message %s did not arrive at %s within %s", id, path, stall)
-		}
-	}
-}
-
-// counts returns what the receiver saw, against expected deliveries.
-func (r *benchReceiver) counts(expected int) benchCounts {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return benchCounts{
-		Expected: expected, Delivered: r.deliveredCount(), Requests: int(r.requests.Load()),
-		Unverified: int(r.unverified.Load()), Duplicates: r.dups, HangingRequests: r.hangReq,
-	}
-}
-
-// progressLine redraws one line on w ("\r") with a bar and a count, until finish.
-type progressLine struct {
-	w     io.Writer
-	label string
-	total int
-	count func() int
-	start time.Time
-	stop  chan struct{}
-	done  chan struct{}
-}
-
-// startProgress starts a progress line; with a nil w it draws nothing.
-func startProgress(w io.Writer, label string, total int, count func() int) *progressLine {
-	p := &progressLine{w: w, label: label, total: total, count: count, start: time.Now(),
-		stop: make(chan struct{}), done: make(chan struct{})}
-	if w == nil {
-		close(p.done)
-		return p
-	}
-	go func() {
-		defer close(p.done)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			p.draw()
-			select {
-			case <-p.stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return p
-}
-
-// draw redraws the line in place.
-func (p *progressLine) draw() {
-	const width = 30
-	n := min(p.count(), p.total)
-	filled := width * n / max(p.total, 1)
-	fmt.Fprintf(p.w, "\r%-20s [%s%s] %s/%s %6.1fs", p.label, strings.Repeat("=", filled),
-		strings.Repeat(" ", width-filled), thousands(n), thousands(p.total), time.Since(p.start).Seconds())
-}
-
-// finish draws the line a last time and ends it.
-func (p *progressLine) finish() {
-	if p.w == nil {
-		return
-	}
-	close(p.stop)
-	<-p.done
-	p.draw()
-	fmt.Fprintln(p.w)
-}
+// This file holds what "hookd bench" reports: the results, their checks and their text.
 
 // benchReport is what "hookd bench" found; --json prints it as it is.
 type benchReport struct {
@@ -254,16 +22,26 @@ type benchReport struct {
 	// target and benchmark; empty when all is well.
 	Problems   []string `json:"problems"`
 	CPUProfile string   `json:"cpuProfile,omitempty"`
-	Kept       []string `json:"kept,omitempty"`
+	// Kept lists the SQLite files --keep kept; the PostgreSQL targets list their own.
+	Kept []string `json:"kept,omitempty"`
+	// Run is the id in the names of the run's PostgreSQL schemas and Redis namespaces; absent
+	// without --db.
+	Run string `json:"run,omitempty"`
+	// Keep is set with --keep: the schemas and namespaces were not removed.
+	Keep bool `json:"keep,omitempty"`
 }
 
 // benchTargetReport is what one target did in the benchmarks that ran.
 type benchTargetReport struct {
-	Name        string    `json:"name"` // library or api, as --target takes it
+	Name        string    `json:"name"` // library, api, postgres or postgres+redis, as --target takes it
 	Description string    `json:"description"`
 	B1          *b1Result `json:"b1,omitempty"`
 	B2          *b2Result `json:"b2,omitempty"`
 	B3          *b3Result `json:"b3,omitempty"`
+	// Schemas and Namespaces are the PostgreSQL schemas and Redis namespaces the target's runs
+	// created, one per run, removed after it unless Keep.
+	Schemas    []string `json:"schemas,omitempty"`
+	Namespaces []string `json:"namespaces,omitempty"`
 }
 
 // benchMachine is where the run happened.
@@ -317,6 +95,8 @@ type b1Result struct {
 	// Met is true when every target of B1 for this target is met.
 	Met      bool        `json:"met"`
 	Receiver benchCounts `json:"receiver"`
+	// Resources is the CPU time and the peak memory B1 took; absent where getrusage is missing.
+	Resources *b1Resources `json:"resources,omitempty"`
 }
 
 // judge sets the Met fields from the figures and the targets.
@@ -365,7 +145,7 @@ type b3Result struct {
 // newBenchReport starts the report of a run of the targets ts with the command line args.
 func newBenchReport(args []string, ts []benchTarget) *benchReport {
 	r := &benchReport{
-		Command: commandLine(append([]string{"hookd", "bench"}, args...)),
+		Command: commandLine(append([]string{"hookd", "bench"}, redactBenchArgs(args)...)),
 		Config: "hookd.Config defaults (workers, per-endpoint cap, circuit breaker, retry schedule) except Delivery.AllowSubnets 127.0.0.0/8, and Delivery.Timeout in B2; " +
 			"the api target adds what hookd serve adds with its defaults (workers 50 per CPU up to 400, metrics OnAttempt, 1 MiB payloads)",
 		Machine: benchMachine{
@@ -376,8 +156,29 @@ func newBenchReport(args []string, ts []benchTarget) *benchReport {
 	}
 	for _, t := range ts {
 		r.Targets = append(r.Targets, &benchTargetReport{Name: t.name(), Description: t.describe()})
+		if t.name() == "postgres+redis" {
+			r.Config += "; postgres+redis passes a redisqueue.Queue as Config.Queue (QueueConfig defaults: 100 first, 50 retry and 10 manual workers; the client's job timeout)"
+		}
 	}
 	return r
+}
+
+// redactBenchArgs returns args with the passwords of the --db and --queue URLs replaced.
+func redactBenchArgs(args []string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || (name != "db" && name != "queue") {
+			continue
+		}
+		switch {
+		case hasValue:
+			out[i] = a[:len(a)-len(value)] + redactURL(value)
+		case i+1 < len(out):
+			out[i+1] = redactURL(out[i+1])
+		}
+	}
+	return out
 }
 
 // problems lists every delivery missing, unverified or duplicated, on every target.
@@ -425,12 +226,16 @@ func (r *benchReport) text() string {
 	b := new(strings.Builder)
 	m := r.Machine
 	fmt.Fprintf(b, "hookd bench\ncommand: %s\n", r.Command)
+	width := 0
+	for _, t := range r.Targets {
+		width = max(width, len(t.Name))
+	}
 	for i, t := range r.Targets {
 		label := "targets:"
 		if i > 0 {
 			label = ""
 		}
-		fmt.Fprintf(b, "%-8s %-7s  %s\n", label, t.Name, t.Description)
+		fmt.Fprintf(b, "%-8s %-*s  %s\n", label, width, t.Name, t.Description)
 	}
 	fmt.Fprintf(b, "config:  %s\nmachine: %s/%s, %d CPUs (GOMAXPROCS %d), %s\n",
 		r.Config, m.GOOS, m.GOARCH, m.CPUs, m.GOMAXPROCS, m.Go)
@@ -463,7 +268,7 @@ func (r *benchReport) text() string {
 		header()
 		row("deliveries/s, first send to last verified delivery", func(t *benchTargetReport) string {
 			return thousands(int(t.B1.DeliveriesPerSec+0.5)) + " " + mark(t.B1.DeliveriesMet)
-		}, "≥ "+thousands(int(x.TargetDeliveriesPerSec)))
+		}, r.targetCell(func(t *benchTargetReport) string { return "≥ " + thousands(int(t.B1.TargetDeliveriesPerSec)) }))
 		sendsTarget := ""
 		for _, t := range r.Targets {
 			if v := t.B1.TargetSendsPerSec; v > 0 {
@@ -490,8 +295,24 @@ func (r *benchReport) text() string {
 			return thousands(t.B1.RecordedDelivered) + " " + mark(t.B1.RecordedDelivered == t.B1.Deliveries)
 		}, thousands(x.Deliveries))
 		countsRow(row, "", func(t *benchTargetReport) benchCounts { return t.B1.Receiver }, x.Receiver.Expected)
+		servers, withResources := r.resourceRows(row)
 		flush()
 		fmt.Fprintln(b, "  (a send is the library's Send call, or the API's POST /api/v1/app/{app}/msg answered 202)")
+		if withResources {
+			fmt.Fprintln(b, "  (CPU: user + system time from the first send until the store settled, over the deliveries. This process's")
+			fmt.Fprintln(b, "  by getrusage: besides hookd it runs the receiver, the producers and, for api, the HTTP server.")
+			if len(servers) > 0 {
+				fmt.Fprintf(b, "  The %s processes' by /proc/<pid>/stat: every one on this machine, whatever it served,\n", strings.Join(servers, " and "))
+				fmt.Fprintln(b, "  with the children that ended meanwhile (PostgreSQL's backends, through the postmaster); of which")
+				fmt.Fprintln(b, "  this run's backends: those whose connection has the run's application_name, without the server's")
+				fmt.Fprintln(b, "  shared processes (WAL writer, checkpointer, autovacuum) and other clients' backends.")
+			}
+			fmt.Fprint(b, "  Peak RSS: this process's during B1 (getrusage maxrss, reset before B1 through /proc/self/clear_refs)")
+			if len(servers) > 0 {
+				fmt.Fprint(b, ";\n  the servers' the largest VmHWM, each process's peak since it started (PostgreSQL's counts the shared\n  buffers it touched)")
+			}
+			fmt.Fprintln(b, ".)")
+		}
 	}
 	if x := first.B2; x != nil {
 		fmt.Fprintf(b, "\nB2  %d healthy endpoints (+1 that never answers, %s timeout), %s messages = %s healthy deliveries\n",
@@ -518,7 +339,7 @@ func (r *benchReport) text() string {
 		header()
 		row("send to verified arrival p50 / p99 / max", func(t *benchTargetReport) string {
 			return fmt.Sprintf("%s / %s / %s ms %s", ms(t.B3.P50Ms), ms(t.B3.P99Ms), ms(t.B3.MaxMs), mark(t.B3.Met))
-		}, "p50 ≤ "+ms(x.TargetP50Ms)+" ms")
+		}, r.targetCell(func(t *benchTargetReport) string { return "p50 ≤ " + ms(t.B3.TargetP50Ms) + " ms" }))
 		row("the send alone, p50", func(t *benchTargetReport) string { return ms(t.B3.SendP50Ms) + " ms" }, "")
 		countsRow(row, "", func(t *benchTargetReport) benchCounts { return t.B3.Receiver }, x.Receiver.Expected)
 		flush()
@@ -536,7 +357,122 @@ func (r *benchReport) text() string {
 	if len(r.Kept) > 0 {
 		fmt.Fprintf(b, "databases kept: %s\n", strings.Join(r.Kept, " "))
 	}
+	for _, t := range r.Targets {
+		switch {
+		case len(t.Schemas) == 0:
+		case r.Keep:
+			fmt.Fprintf(b, "%s kept: PostgreSQL schemas %s", t.Name, strings.Join(t.Schemas, " "))
+			if len(t.Namespaces) > 0 {
+				fmt.Fprintf(b, "; Redis namespaces %s", strings.Join(t.Namespaces, " "))
+			}
+			fmt.Fprintln(b)
+		default:
+			fmt.Fprintf(b, "%s: dropped its %s %s*", t.Name, benchPlural(len(t.Schemas), "PostgreSQL schema"), benchCommonPrefix(t.Schemas))
+			if len(t.Namespaces) > 0 {
+				fmt.Fprintf(b, " and deleted its %s %s*", benchPlural(len(t.Namespaces), "Redis namespace"), benchCommonPrefix(t.Namespaces))
+			}
+			fmt.Fprintln(b)
+		}
+	}
 	return b.String()
+}
+
+// resourceRows adds B1's CPU and memory rows to a table made by text, when a target has them,
+// and returns the server processes the rows show (postgres, redis-server).
+func (r *benchReport) resourceRows(row func(string, func(*benchTargetReport) string, string)) (servers []string, shown bool) {
+	for _, t := range r.Targets {
+		if res := t.B1.Resources; res != nil {
+			shown = true
+			for _, s := range res.Servers {
+				if !slices.Contains(servers, s.Name) {
+					servers = append(servers, s.Name)
+				}
+			}
+		}
+	}
+	if !shown {
+		return nil, false
+	}
+	// cell formats a figure of a target's resources, or "-" without it.
+	cell := func(f func(*b1Resources) (string, bool)) func(*benchTargetReport) string {
+		return func(t *benchTargetReport) string {
+			if t.B1.Resources != nil {
+				if s, ok := f(t.B1.Resources); ok {
+					return s
+				}
+			}
+			return "-"
+		}
+	}
+	server := func(res *b1Resources, name string) (serverUsage, bool) {
+		i := slices.IndexFunc(res.Servers, func(s serverUsage) bool { return s.Name == name })
+		if i < 0 {
+			return serverUsage{}, false
+		}
+		return res.Servers[i], true
+	}
+	row("CPU per delivery: this process", cell(func(res *b1Resources) (string, bool) {
+		return cpuMicros(res.ProcessCPUPerDeliveryUs), true
+	}), "")
+	for _, name := range servers {
+		row("CPU per delivery: "+name+" processes", cell(func(res *b1Resources) (string, bool) {
+			s, ok := server(res, name)
+			return cpuMicros(s.CPUPerDeliveryUs), ok
+		}), "")
+		run := func(res *b1Resources) (string, bool) {
+			s, ok := server(res, name)
+			if !ok || s.Run == nil {
+				return "", false
+			}
+			return fmt.Sprintf("%s (%d)", cpuMicros(s.Run.CPUPerDeliveryUs), s.Run.Processes), true
+		}
+		if slices.ContainsFunc(r.Targets, func(t *benchTargetReport) bool { return cell(run)(t) != "-" }) {
+			row("  of which this run's "+name+" backends (how many)", cell(run), "")
+		}
+	}
+	if len(servers) > 0 {
+		row("CPU per delivery: total", cell(func(res *b1Resources) (string, bool) {
+			if res.TotalCPUPerDeliveryUs == nil {
+				return "", false
+			}
+			return cpuMicros(*res.TotalCPUPerDeliveryUs), true
+		}), "")
+	}
+	row("peak RSS: this process", cell(func(res *b1Resources) (string, bool) {
+		if res.ProcessMaxRSSSinceStart {
+			return kibMiB(res.ProcessMaxRSSKiB) + " (since start)", true
+		}
+		return kibMiB(res.ProcessMaxRSSKiB), true
+	}), "")
+	for _, name := range servers {
+		row("peak RSS: largest "+name+" process (VmHWM)", cell(func(res *b1Resources) (string, bool) {
+			s, ok := server(res, name)
+			return kibMiB(s.MaxVmHWMKiB), ok
+		}), "")
+	}
+	return servers, true
+}
+
+// targetCell returns the target column of a figure whose target, as format writes it, may
+// differ between targets: "≥ 1,500" when they share it, else "library, api ≥ 1,500; postgres ≥ 5,000".
+func (r *benchReport) targetCell(format func(*benchTargetReport) string) string {
+	var targets []string
+	names := map[string][]string{}
+	for _, t := range r.Targets {
+		f := format(t)
+		if _, seen := names[f]; !seen {
+			targets = append(targets, f)
+		}
+		names[f] = append(names[f], t.Name)
+	}
+	if len(targets) == 1 {
+		return targets[0]
+	}
+	parts := make([]string, len(targets))
+	for i, f := range targets {
+		parts[i] = strings.Join(names[f], ", ") + " " + f
+	}
+	return strings.Join(parts, "; ")
 }
 
 // countsRow adds the receiver's counts, from counts, to a table made by text.
@@ -546,6 +482,30 @@ func countsRow(row func(string, func(*benchTargetReport) string, string), label 
 		ok := c.Delivered >= c.Expected && c.Unverified == 0 && c.Duplicates == 0
 		return fmt.Sprintf("%s / %s / %d / %d %s", thousands(c.Delivered), thousands(c.Requests), c.Unverified, c.Duplicates, mark(ok))
 	}, thousands(expected)+" / - / 0 / 0")
+}
+
+// benchPlural writes n things: "1 schema", "4 schemas".
+func benchPlural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// benchCommonPrefix returns the longest prefix of every string in ss.
+func benchCommonPrefix(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	p := ss[0]
+	for _, s := range ss[1:] {
+		n := 0
+		for n < len(p) && n < len(s) && p[n] == s[n] {
+			n++
+		}
+		p = p[:n]
+	}
+	return p
 }
 
 // joinNonEmpty joins a and b with ", ", leaving out an empty one.

@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestBenchSmall runs every benchmark at a tiny size on both targets, the library and the HTTP
@@ -121,12 +127,172 @@ func TestBenchSmall(t *testing.T) {
 		t.Errorf("api B1 targetSendsPerSec = %g, want %g", got, b1TargetSendsPerSecAPI)
 	}
 
+	// Both SQLite targets run in this process: B1 reports its CPU and memory, and no server's.
+	for _, tr := range rep.Targets {
+		res := tr.B1.Resources
+		if runtime.GOOS == "windows" {
+			continue
+		}
+		if res == nil || res.ProcessCPUPerDeliveryUs <= 0 || res.ProcessMaxRSSKiB <= 0 || len(res.Servers) != 0 ||
+			res.TotalCPUPerDeliveryUs == nil || *res.TotalCPUPerDeliveryUs != res.ProcessCPUPerDeliveryUs {
+			t.Errorf("%s B1 resources = %+v, want this process's CPU and peak RSS alone, and as the total", tr.Name, res)
+		}
+	}
+
 	// The text shows both targets side by side.
 	text := rep.text()
 	for _, s := range []string{"figure  ", "library", "api", "api ≥ 1,000", "≥ 1,500", "≤ 1.2×", "p50 ≤ 20.0 ms", "every delivery arrived once, verified"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("text lacks %q:\n%s", s, text)
 		}
+	}
+}
+
+// TestBenchPostgres runs every benchmark at a tiny size on the PostgreSQL targets, with the
+// store's own queue and with the Redis queue, on the servers that HOOKD_TEST_POSTGRES_URL and
+// HOOKD_TEST_REDIS_URL name. It checks that each delivery arrived once, verified, and that no
+// run's schema, nor its Redis keys, is left. It asserts no speed.
+func TestBenchPostgres(t *testing.T) {
+	dbURL := os.Getenv("HOOKD_TEST_POSTGRES_URL")
+	if dbURL == "" {
+		t.Skip("HOOKD_TEST_POSTGRES_URL is unset: set it to a PostgreSQL URL (e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable) to run the bench on PostgreSQL")
+	}
+	queueURL := os.Getenv("HOOKD_TEST_REDIS_URL")
+	for _, target := range []string{"postgres", "postgres+redis"} {
+		t.Run(target, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"--db", dbURL, "--target", target, "--messages", "20", "--endpoints", "2", "--producers", "2", "--json"}
+			if target == "postgres+redis" {
+				if queueURL == "" {
+					t.Skip("HOOKD_TEST_REDIS_URL is unset: set it to a Redis URL (e.g. redis://127.0.0.1:6379/0) to run the bench with the Redis queue")
+				}
+				args = append(args, "--queue", queueURL)
+			}
+			rep := runTinyBench(t, args)
+			if len(rep.Targets) != 1 || rep.Targets[0].Name != target {
+				t.Fatalf("targets = %+v, want %s alone", rep.Targets, target)
+			}
+			tr := rep.Targets[0]
+			checkTinyDeliveries(t, tr)
+			if tr.B1.TargetDeliveriesPerSec != b1TargetPerSecPostgres || tr.B3.TargetP50Ms != millis(b3TargetP50Postgres) {
+				t.Errorf("targets: B1 %g/s, B3 p50 %g ms; want PostgreSQL's %g/s and %g ms", tr.B1.TargetDeliveriesPerSec, tr.B3.TargetP50Ms, b1TargetPerSecPostgres, millis(b3TargetP50Postgres))
+			}
+			if res := tr.B1.Resources; runtime.GOOS != "windows" && (res == nil || res.ProcessCPUPerDeliveryUs <= 0) {
+				t.Errorf("B1 resources = %+v, want this process's CPU at least", res)
+			} else if res != nil {
+				for _, s := range res.Servers {
+					if s.Name != "postgres" && (s.Name != "redis-server" || target != "postgres+redis") || s.Processes == 0 {
+						t.Errorf("B1 resources: server %+v, want postgres processes (and redis-server with the Redis queue)", s)
+					}
+					// The run's own backends are told apart from the server's others.
+					if s.Name == "postgres" && (s.Run == nil || s.Run.Processes == 0 || s.Run.Processes > s.Processes) {
+						t.Errorf("B1 resources: postgres %+v, want the run's own backends among them", s)
+					}
+				}
+			}
+
+			// One schema per run, and one namespace per run with the Redis queue, all gone.
+			wantNamespaces := 0
+			if target == "postgres+redis" {
+				wantNamespaces = 4
+			}
+			if rep.Run == "" || len(tr.Schemas) != 4 || len(tr.Namespaces) != wantNamespaces {
+				t.Fatalf("run %q, schemas %v, namespaces %v; want a run id, 4 schemas and %d namespaces", rep.Run, tr.Schemas, tr.Namespaces, wantNamespaces)
+			}
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, dbURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			var left []string
+			rows, err := conn.Query(ctx, "SELECT nspname FROM pg_namespace WHERE nspname = ANY($1) OR nspname LIKE $2",
+				tr.Schemas, "bench\\_"+rep.Run+"\\_%")
+			if err == nil {
+				left, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(left) > 0 {
+				t.Errorf("schemas left after the run: %v", left)
+			}
+			if wantNamespaces == 0 {
+				return
+			}
+			rdb, err := benchRedisClient(queueURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rdb.Close()
+			queues, err := asynq.NewInspectorFromRedisClient(rdb).Queues()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ns := range tr.Namespaces {
+				keys, err := benchNamespaceKeys(ctx, rdb, ns)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(keys) > 0 {
+					t.Errorf("namespace %s: keys left after the run: %v", ns, keys)
+				}
+				for _, q := range queues {
+					if strings.HasPrefix(q, ns+":") {
+						t.Errorf("namespace %s: asynq still lists queue %s", ns, q)
+					}
+				}
+			}
+		})
+	}
+}
+
+// runTinyBench runs "hookd bench" with args and the tiny sizes of B2 and B3, and decodes its
+// JSON report.
+func runTinyBench(t *testing.T, args []string) *benchReport {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
+	err := benchCommand(context.Background(), e, args, func(o *benchOptions) {
+		o.b2Messages, o.b2Timeout, o.b3Sends, o.stall = 10, 200*time.Millisecond, 5, 10*time.Second
+	})
+	if err != nil {
+		t.Fatalf("bench: %v\nstderr: %s", err, errb.String())
+	}
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("decode %s: %v", out.String(), err)
+	}
+	if len(rep.Problems) != 0 {
+		t.Errorf("problems: %v", rep.Problems)
+	}
+	return &rep
+}
+
+// checkTinyDeliveries checks that every benchmark of a run by runTinyBench with 20 messages to 2
+// endpoints delivered every message once, verified.
+func checkTinyDeliveries(t *testing.T, tr *benchTargetReport) {
+	t.Helper()
+	if tr.B1 == nil || tr.B2 == nil || tr.B3 == nil {
+		t.Fatalf("%s: B1 %v, B2 %v, B3 %v; want all three", tr.Name, tr.B1, tr.B2, tr.B3)
+	}
+	for _, c := range []struct {
+		name     string
+		counts   benchCounts
+		expected int
+	}{
+		{"B1", tr.B1.Receiver, 40}, {"B2 baseline", tr.B2.Baseline.Receiver, 10},
+		{"B2 with hanging", tr.B2.WithHanging.Receiver, 10}, {"B3", tr.B3.Receiver, 5},
+	} {
+		if got := c.counts; got.Expected != c.expected || got.Delivered != c.expected || got.Unverified != 0 || got.Duplicates != 0 {
+			t.Errorf("%s %s: %+v, want %d deliveries, each verified, once", tr.Name, c.name, got, c.expected)
+		}
+	}
+	if tr.B1.RecordedDelivered != 40 {
+		t.Errorf("%s B1: store records %d delivered, want 40", tr.Name, tr.B1.RecordedDelivered)
+	}
+	if got := tr.B2.WithHanging.Receiver.HangingRequests; got == 0 {
+		t.Errorf("%s B2 with hanging: no request to the hanging endpoint", tr.Name)
 	}
 }
 
@@ -167,6 +333,11 @@ func TestBenchUsage(t *testing.T) {
 		{"--only", "B2", "--endpoints", "1"},
 		{"--target", "sdk"},
 		{"--target", ","},
+		{"--target", "postgres"},
+		{"--target", "postgres+redis", "--db", "postgres://postgres@127.0.0.1:5432/postgres"},
+		{"--queue", "redis://127.0.0.1:6379/0"},
+		{"--db", "mysql://root@127.0.0.1/hookd"},
+		{"--db", "postgres://postgres@127.0.0.1:5432/postgres", "--queue", "http://127.0.0.1:6379"},
 		{"--messages", "x"},
 		{"extra"},
 	} {
@@ -191,5 +362,72 @@ func TestPercentile(t *testing.T) {
 	}
 	if got := percentile(nil, 50); got != 0 {
 		t.Errorf("percentile of nothing = %d, want 0", got)
+	}
+}
+
+// TestBenchTargetsDefault checks that --target defaults to every target --db and --queue make
+// available.
+func TestBenchTargetsDefault(t *testing.T) {
+	t.Parallel()
+	const db, queue = "postgres://postgres@127.0.0.1:5432/postgres", "redis://127.0.0.1:6379/0"
+	for _, tc := range []struct {
+		db, queue, target string
+		want              []string
+	}{
+		{"", "", "", []string{"library", "api"}},
+		{db, "", "", []string{"library", "api", "postgres"}},
+		{db, queue, "", []string{"library", "api", "postgres", "postgres+redis"}},
+		{db, queue, "POSTGRES+REDIS,library", []string{"library", "postgres+redis"}},
+	} {
+		o := defaultBenchOptions()
+		o.dbURL, o.queueURL = tc.db, tc.queue
+		if err := o.check("B1", tc.target); err != nil {
+			t.Errorf("db %q, queue %q, target %q: %v", tc.db, tc.queue, tc.target, err)
+			continue
+		}
+		if !slices.Equal(o.targets, tc.want) {
+			t.Errorf("db %q, queue %q, target %q: targets %v, want %v", tc.db, tc.queue, tc.target, o.targets, tc.want)
+		}
+	}
+}
+
+func TestRedactBenchArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ args, want []string }{
+		{[]string{"--db", "postgres://u:secret@h/db", "--queue=redis://:pw@h:6379/0"},
+			[]string{"--db", "postgres://u:xxxxx@h/db", "--queue=redis://:xxxxx@h:6379/0"}},
+		{[]string{"-db=postgres://u@h/db", "--messages", "10"}, []string{"-db=postgres://u@h/db", "--messages", "10"}},
+		{[]string{"--queue"}, []string{"--queue"}},
+	} {
+		if got := redactBenchArgs(tc.args); !slices.Equal(got, tc.want) {
+			t.Errorf("redactBenchArgs(%q) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		stat          string
+		name          string
+		own, children int64
+		ok            bool
+	}{
+		{"2207 (postgres) S 1 2207 2207 0 -1 4194560 2950 1000 0 0 12 34 5 6 20 0 1 0 1744 225 2417 18446744073709551615\n", "postgres", 12 + 34, 5 + 6, true},
+		{"9 (a (b) c) R 1 9 9 0 -1 0 0 0 0 0 1 2 3 4 20 0 1 0 5 6 7\n", "a (b) c", 3, 7, true},
+		{"9 (redis-server) S 1 9 9 0 -1 0 0 0 0 0 1 2\n", "", 0, 0, false},
+		{"9 redis-server S", "", 0, 0, false},
+		{"9 (x) S 1 9 9 0 -1 0 0 0 0 0 1 two 3 4 20\n", "", 0, 0, false},
+	} {
+		name, own, children, ok := parseProcStat([]byte(tc.stat))
+		if name != tc.name || own != tc.own || children != tc.children || ok != tc.ok {
+			t.Errorf("parseProcStat(%q) = %q, %d, %d, %v; want %q, %d, %d, %v", tc.stat, name, own, children, ok, tc.name, tc.own, tc.children, tc.ok)
+		}
+	}
+	if got := parseVmHWM([]byte("Name:\tpostgres\nVmPeak:\t  223464 kB\nVmHWM:\t   32768 kB\nVmRSS:\t 1 kB\n")); got != 32768 {
+		t.Errorf("parseVmHWM = %d, want 32768", got)
+	}
+	if got := parseVmHWM([]byte("Name:\tkthreadd\n")); got != 0 {
+		t.Errorf("parseVmHWM of a kernel thread = %d, want 0", got)
 	}
 }

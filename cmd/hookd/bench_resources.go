@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file holds what B1 reports beside its speed: the CPU time and the peak memory of this
+// process, and of the database's and the queue's processes when they run outside it.
+
+// procClockTicks is the unit of the CPU times in /proc/<pid>/stat: USER_HZ, 100 per second on
+// Linux whatever the kernel's own tick.
+const procClockTicks = 100
+
+// usageSample is what sampleUsage read at one instant.
+type usageSample struct {
+	self       bool          // this process's figures were read (getrusage)
+	selfCPU    time.Duration // user + system
+	selfMaxRSS int64         // KiB
+	// peakReset is set when this process's peak RSS was reset just before the sample, so that a
+	// later sample's selfMaxRSS is the peak since then.
+	peakReset bool
+	asked     []string // the server names asked for
+	// servers holds the processes of each name asked for; nil where /proc is missing.
+	servers map[string]serverSample
+	// runServer names the server whose processes serving this run runPIDs lists, when the
+	// target can tell them apart from the server's others (see runBackendLister).
+	runServer string
+	runPIDs   []int
+}
+
+// serverSample sums the processes of one name.
+type serverSample struct {
+	processes int
+	// cpu is the user and system time of every process of the name, and of their children that
+	// exited and were waited for (PostgreSQL's ended backends, counted in the postmaster).
+	cpu       time.Duration
+	maxHWMKiB int64 // the largest VmHWM among them
+	// byPID holds each process's own user and system time, its children's left out.
+	byPID map[int]time.Duration
+}
+
+// runBackendLister is a target that can tell which of its server's processes serve this run:
+// the PostgreSQL targets, whose connections carry an application_name of their own.
+type runBackendLister interface {
+	// runBackends returns the server's name and the pids of its processes that serve this run;
+	// false when they cannot be listed.
+	runBackends(ctx context.Context) (server string, pids []int, ok bool)
+}
+
+// sampleUsage reads the CPU time and peak memory of this process and of every process named
+// one of t's servers, and which of those serve this run when t can tell. With resetPeak it
+// first resets this process's peak RSS (Linux: 5 to /proc/self/clear_refs), so that a later
+// sample reports the peak since this one.
+func sampleUsage(ctx context.Context, t benchTarget, resetPeak bool) usageSample {
+	var s usageSample
+	if resetPeak {
+		s.peakReset = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+	}
+	s.selfCPU, s.selfMaxRSS, s.self = selfUsage()
+	s.asked = t.servers()
+	if len(s.asked) == 0 {
+		return s
+	}
+	s.servers = readServers(s.asked)
+	if l, ok := t.(runBackendLister); ok && s.servers != nil {
+		if name, pids, ok := l.runBackends(ctx); ok {
+			s.runServer, s.runPIDs = name, pids
+		}
+	}
+	return s
+}
+
+// readServers sums, by name, the processes in /proc named one of names, or returns nil when
+// /proc cannot be listed. A process that ends while it is read is left out.
+func readServers(names []string) map[string]serverSample {
+	dirs, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil || len(dirs) == 0 {
+		return nil
+	}
+	out := make(map[string]serverSample, len(names))
+	for _, name := range names {
+		out[name] = serverSample{}
+	}
+	for _, dir := range dirs {
+		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
+			continue
+		}
+		name, own, children, ok := parseProcStat(stat)
+		sum, wanted := out[name]
+		if !ok || !wanted {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(dir))
+		if err != nil {
+			continue
+		}
+		if sum.byPID == nil {
+			sum.byPID = map[int]time.Duration{}
+		}
+		sum.processes++
+		sum.byPID[pid] = time.Duration(own) * time.Second / procClockTicks
+		sum.cpu += time.Duration(own+children) * time.Second / procClockTicks
+		if status, err := os.ReadFile(filepath.Join(dir, "status")); err == nil {
+			sum.maxHWMKiB = max(sum.maxHWMKiB, parseVmHWM(status))
+		}
+		out[name] = sum
+	}
+	return out
+}
+
+// parseProcStat reads a /proc/<pid>/stat line: the process's name (comm), its own CPU time
+// (utime + stime) and that of its children that ended and were waited for (cutime + cstime),
+// in clock ticks.
+func parseProcStat(stat []byte) (name string, own, children int64, ok bool) {
+	// "pid (comm) state ppid ...": comm may hold spaces and parentheses, and ends at the last ')'.
+	open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+	if open < 0 || end < open {
+		return "", 0, 0, false
+	}
+	fields := strings.Fields(string(stat[end+1:]))
+	// fields[0] is field 3 (state); utime, stime, cutime and cstime are fields 14 to 17.
+	if len(fields) < 15 {
+		return "", 0, 0, false
+	}
+	var ticks [4]int64
+	for i, f := range fields[11:15] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return "", 0, 0, false
+		}
+		ticks[i] = n
+	}
+	return string(stat[open+1 : end]), ticks[0] + ticks[1], ticks[2] + ticks[3], true
+}
+
+// parseVmHWM returns the VmHWM line of a /proc/<pid>/status in KiB; 0 without one (a kernel
+// thread).
+func parseVmHWM(status []byte) int64 {
+	for line := range strings.Lines(string(status)) {
+		v, ok := strings.CutPrefix(line, "VmHWM:")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+	return 0
+}
+
+// b1Resources is what B1 cost, from just before its first send until the store settled,
+// divided by its deliveries.
+type b1Resources struct {
+	// ProcessCPUSeconds is this process's user and system time (getrusage). The process runs
+	// hookd and also the receiver, the producers and, for the api target, the HTTP server.
+	ProcessCPUSeconds       float64 `json:"processCpuSeconds"`
+	ProcessCPUPerDeliveryUs float64 `json:"processCpuPerDeliveryUs"`
+	// ProcessMaxRSSKiB is this process's peak resident set (getrusage's maxrss), during B1: the
+	// peak is reset before it. ProcessMaxRSSSinceStart says the reset failed (no /proc): then it
+	// is the peak since the bench started.
+	ProcessMaxRSSKiB        int64 `json:"processMaxRssKiB"`
+	ProcessMaxRSSSinceStart bool  `json:"processMaxRssSinceStart,omitempty"`
+	// Servers are the target's database and queue processes on this machine, by name; absent
+	// for SQLite (in this process), where /proc is missing, and for a name no process has.
+	Servers []serverUsage `json:"servers,omitempty"`
+	// TotalCPUPerDeliveryUs adds the servers' CPU to the process's; absent when a server of the
+	// target could not be read.
+	TotalCPUPerDeliveryUs *float64 `json:"totalCpuPerDeliveryUs,omitempty"`
+}
+
+// serverUsage is what the processes of one name cost in B1.
+type serverUsage struct {
+	Name      string `json:"name"`      // the process name: postgres or redis-server
+	Processes int    `json:"processes"` // of that name, at the end of B1
+	// CPUSeconds is their user and system time (/proc/<pid>/stat), with that of their children
+	// that ended during B1.
+	CPUSeconds       float64 `json:"cpuSeconds"`
+	CPUPerDeliveryUs float64 `json:"cpuPerDeliveryUs"`
+	// MaxVmHWMKiB is the largest peak resident set (VmHWM) among them, each since it started;
+	// a PostgreSQL process's counts the shared buffers it touched.
+	MaxVmHWMKiB int64 `json:"maxVmHwmKiB"`
+	// Run counts only the processes that served this run (PostgreSQL: the backends of its own
+	// connections), leaving out the server's shared processes and other clients' backends;
+	// absent where they cannot be told apart (Redis).
+	Run *runProcessUsage `json:"run,omitempty"`
+}
+
+// runProcessUsage is what the processes of a server that served a run cost in B1.
+type runProcessUsage struct {
+	Processes        int     `json:"processes"`
+	CPUSeconds       float64 `json:"cpuSeconds"`
+	CPUPerDeliveryUs float64 `json:"cpuPerDeliveryUs"`
+}
+
+// since returns the cost from before to s over deliveries, or nil when this process's figures
+// could not be read.
+func (s usageSample) since(before usageSample, deliveries int) *b1Resources {
+	if !s.self || !before.self || deliveries <= 0 {
+		return nil
+	}
+	perDelivery := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(deliveries) }
+	total := s.selfCPU - before.selfCPU
+	r := &b1Resources{
+		ProcessCPUSeconds: total.Seconds(), ProcessCPUPerDeliveryUs: perDelivery(total),
+		ProcessMaxRSSKiB: s.selfMaxRSS, ProcessMaxRSSSinceStart: !before.peakReset,
+	}
+	complete := true
+	for _, name := range before.asked {
+		b, okb := before.servers[name]
+		a, oka := s.servers[name]
+		if !okb || !oka || a.processes == 0 || b.processes == 0 {
+			complete = false // no /proc, or no such process on this machine
+			continue
+		}
+		cpu := max(a.cpu-b.cpu, 0)
+		total += cpu
+		u := serverUsage{
+			Name: name, Processes: a.processes, CPUSeconds: cpu.Seconds(), CPUPerDeliveryUs: perDelivery(cpu),
+			MaxVmHWMKiB: a.maxHWMKiB,
+		}
+		if name == s.runServer && name == before.runServer {
+			// The processes that served the run at either end, from their CPU time at the
+			// start (or 0, started since) to the end; one that ended meanwhile is lost.
+			var run time.Duration
+			n := 0
+			for _, pid := range slices.Compact(slices.Sorted(slices.Values(slices.Concat(before.runPIDs, s.runPIDs)))) {
+				if end, ok := a.byPID[pid]; ok {
+					run += max(end-b.byPID[pid], 0)
+					n++
+				}
+			}
+			u.Run = &runProcessUsage{Processes: n, CPUSeconds: run.Seconds(), CPUPerDeliveryUs: perDelivery(run)}
+		}
+		r.Servers = append(r.Servers, u)
+	}
+	if complete {
+		v := perDelivery(total)
+		r.TotalCPUPerDeliveryUs = &v
+	}
+	return r
+}
+
+// cpuMicros formats µs per delivery.
+func cpuMicros(v float64) string {
+	if v < 10 {
+		return fmt.Sprintf("%.1f µs", v)
+	}
+	return fmt.Sprintf("%s µs", thousands(int(v+0.5)))
+}
+
+// kibMiB formats KiB as MiB.
+func kibMiB(kib int64) string {
+	v := float64(kib) / 1024
+	if v < 10 {
+		return fmt.Sprintf("%.1f MiB", v)
+	}
+	return fmt.Sprintf("%s MiB", thousands(int(v+0.5)))
+}
