@@ -14,7 +14,7 @@ import (
 // sends: measured on B1 through the API, 20 workers delivered about as much as 100 while taking
 // about twice the sends per second.
 //
-// So a job also takes one of the lane's active places (Config.ActiveWorkers, default 8 per CPU)
+// So a job also takes one of the lane's active places (Config.ActiveWorkers, default 4 per CPU)
 // while it works, and gives it back once it has run for slowJob: a job still running then is
 // waiting on a slow receiver, and waiting needs no place. Fast attempts are bounded by the CPU
 // places; slow ones by Workers alone, as before.
@@ -96,7 +96,7 @@ func (l *jobLimiter) grant() {
 // newLimiters returns a limiter for each lane: active places, at most the lane's workers.
 func newLimiters(workers map[Lane]int, active int) map[Lane]*jobLimiter {
 	if active == 0 {
-		active = 8 * runtime.GOMAXPROCS(0)
+		active = 4 * runtime.GOMAXPROCS(0)
 	}
 	out := make(map[Lane]*jobLimiter, 3)
 	for _, lane := range []Lane{LaneFirst, LaneRetry, LaneManual} {
