@@ -57,7 +57,7 @@ func (r *fleetReceiver) distinct() (pairs, repeats int) {
 
 // freshDatabase creates a database of its own on the server of HOOKD_TEST_POSTGRES_URL and
 // returns its URL; it is dropped when the test ends.
-func freshDatabase(t *testing.T) string {
+func freshDatabase(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("HOOKD_TEST_POSTGRES_URL")
 	if base == "" {
@@ -107,7 +107,7 @@ func (p *fleetProcess) log() string {
 }
 
 // startProcess starts bin serve with args and waits until it listens.
-func startProcess(t *testing.T, bin string, args ...string) *fleetProcess {
+func startProcess(t testing.TB, bin string, args ...string) *fleetProcess {
 	t.Helper()
 	p := &fleetProcess{cmd: exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...), ended: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), "HOOKD_LOG_LEVEL=warn")

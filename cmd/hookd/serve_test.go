@@ -106,7 +106,7 @@ func (s *served) stop(t *testing.T) {
 }
 
 // call sends a request with the bearer token (none when empty) and returns the status and body.
-func call(t *testing.T, method, url, token, body string) (int, string) {
+func call(t testing.TB, method, url, token, body string) (int, string) {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -133,7 +133,7 @@ func call(t *testing.T, method, url, token, body string) (int, string) {
 }
 
 // mustCall is call that fails the test unless the status is want; it returns the body decoded.
-func mustCall(t *testing.T, want int, method, url, token, body string) map[string]any {
+func mustCall(t testing.TB, want int, method, url, token, body string) map[string]any {
 	t.Helper()
 	code, got := call(t, method, url, token, body)
 	if code != want {
