@@ -248,3 +248,60 @@ func TestFleetSurvivesSIGKILL(t *testing.T) {
 		t.Errorf("%d repeated requests at the receiver, more than the %d attempts the killed worker could have had in flight", repeats, workers)
 	}
 }
+
+// TestFleetCapIsPerProcess shows how the per-endpoint cap behaves across processes: each worker
+// process keeps it for itself, so with two worker processes an endpoint that hangs gets up to
+// twice the cap of attempts in flight, never more.
+func TestFleetCapIsPerProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs three processes")
+	}
+	dbURL := freshDatabase(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "hookd")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var now, most atomic.Int32
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := now.Add(1)
+		defer now.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer hang.Close()
+	defer close(release)
+
+	const capPerProcess = 8 // hookd.Config's default MaxInFlightPerEndpoint
+	common := []string{"--db", dbURL, "--token", testAdminToken, "--allow-subnets", "127.0.0.0/8", "--timeout", "5s"}
+	api := startProcess(t, bin, append([]string{"--role", "api"}, common...)...)
+	startProcess(t, bin, append([]string{"--role", "worker"}, common...)...)
+	startProcess(t, bin, append([]string{"--role", "worker"}, common...)...)
+	mustCall(t, http.StatusCreated, http.MethodPost, api.url+"/api/v1/app", testAdminToken, `{"name":"cap","uid":"cap"}`)
+	mustCall(t, http.StatusCreated, http.MethodPost, api.url+"/api/v1/app/cap/endpoint", testAdminToken,
+		fmt.Sprintf(`{"url":"%s/hang"}`, hang.URL))
+	for i := range 60 {
+		mustCall(t, http.StatusAccepted, http.MethodPost, api.url+"/api/v1/app/cap/msg", testAdminToken,
+			fmt.Sprintf(`{"eventType":"cap.test","payload":{"seq":%d}}`, i))
+	}
+	// Let both processes fill their caps (the attempts hang for up to 5 s).
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) && most.Load() < 2*capPerProcess {
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := most.Load()
+	t.Logf("two worker processes, cap %d each: at most %d attempts in flight to the hanging endpoint", capPerProcess, got)
+	if got > 2*capPerProcess {
+		t.Errorf("%d attempts in flight to one endpoint, more than %d processes × cap %d", got, 2, capPerProcess)
+	}
+	if got <= capPerProcess {
+		t.Logf("only one process had the endpoint's jobs at once this run")
+	}
+}
