@@ -34,7 +34,7 @@ func (in *ApplicationIn) check() error {
 	if in.ThrottleRate < 0 {
 		return invalid("throttleRate", "must be zero or positive")
 	}
-	return nil
+	return checkMetadata(in.Metadata)
 }
 
 // CreateApplication creates an application. A taken UID is ErrConflict.
@@ -139,8 +139,11 @@ func (in *EndpointIn) check() error {
 			return err
 		}
 	}
-	if len(in.Description) > maxDescription {
-		return invalid("description", fmt.Sprintf("is %d bytes, at most %d", len(in.Description), maxDescription))
+	if err := checkText("description", in.Description, maxDescription); err != nil {
+		return err
+	}
+	if err := checkMetadata(in.Metadata); err != nil {
+		return err
 	}
 	for _, et := range in.EventTypes {
 		if err := checkName("filterTypes", et, maxIDLen); err != nil {
@@ -360,8 +363,11 @@ func (c *Client) UpsertEventType(ctx context.Context, et *EventType) (*EventType
 	if err := checkName("name", et.Name, maxIDLen); err != nil {
 		return nil, err
 	}
-	if len(et.Description) > maxDescription {
-		return nil, invalid("description", fmt.Sprintf("is %d bytes, at most %d", len(et.Description), maxDescription))
+	if err := checkText("description", et.Description, maxDescription); err != nil {
+		return nil, err
+	}
+	if err := checkText("featureFlag", et.FeatureFlag, maxIDLen); err != nil {
+		return nil, err
 	}
 	out := *et
 	now := c.now()

@@ -464,11 +464,19 @@ func TestValidationRefusesAndWritesNothing(t *testing.T) {
 		{"an ftp URL", &hookd.EndpointIn{URL: "ftp://x"}, "url"},
 		{"a short secret", &hookd.EndpointIn{URL: url, Secret: "whsec_short"}, "secret"},
 		{"an unknown scheme", &hookd.EndpointIn{URL: url, Scheme: "carrier-pigeon"}, "scheme"},
+		// PostgreSQL's text cannot hold NUL: every store refuses it alike, as invalid input.
+		{"a NUL in the description", &hookd.EndpointIn{URL: url, Description: "a\x00b"}, "description"},
+		{"a NUL in a metadata value", &hookd.EndpointIn{URL: url, Metadata: map[string]string{"k": "\x00"}}, "metadata"},
+		{"invalid UTF-8 in a metadata key", &hookd.EndpointIn{URL: url, Metadata: map[string]string{"\xff": "v"}}, "metadata"},
 	}
 	for _, c := range eps {
 		_, err := b.client.CreateEndpoint(b.ctx, "acme", c.in)
 		checkInvalid(t, "create endpoint with "+c.name, err, c.field)
 	}
+	_, err := b.client.CreateApplication(b.ctx, &hookd.ApplicationIn{Name: "x", Metadata: map[string]string{"": "v"}})
+	checkInvalid(t, "create application with an empty metadata key", err, "metadata")
+	_, err = b.client.UpsertEventType(b.ctx, &hookd.EventType{Name: "nul.test", Description: "\x00"})
+	checkInvalid(t, "event type with a NUL in its description", err, "description")
 
 	msgs, err := b.client.ListMessages(b.ctx, "acme", hookd.MessageFilter{})
 	if err != nil {
