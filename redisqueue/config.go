@@ -35,7 +35,9 @@ type Config struct {
 	// average before it looks again (asynq's TaskCheckInterval: asynq polls, and its own default
 	// of 1 s would delay a first attempt by up to 1.5 s). It bounds the time from a Send's commit
 	// to the first attempt: a job waits for the rest of the lane's current wait, at most 1.5 times
-	// this. Each poll is one Redis call. Default: 10 ms.
+	// this. Each poll is one Redis call. Default: 5 ms (measured: B3 p50 through PostgreSQL and
+	// Redis 5.5-6.2 ms against 10.3-10.8 ms at 10 ms; an idle process costs about 8 % of a core
+	// either way).
 	FirstPollInterval time.Duration
 	// PollInterval is FirstPollInterval for the retry and manual lanes. A retry is scheduled ahead
 	// of its NotBefore and held for the last stretch, so its precision does not depend on this; a
@@ -48,7 +50,7 @@ const (
 	DefaultSweepInterval     = 30 * time.Second
 	DefaultSweepAfter        = time.Minute
 	DefaultForwardInterval   = 50 * time.Millisecond
-	DefaultFirstPollInterval = 10 * time.Millisecond
+	DefaultFirstPollInterval = 5 * time.Millisecond
 	DefaultPollInterval      = 20 * time.Millisecond
 )
 

@@ -19,7 +19,7 @@
 // # Timing
 //
 // asynq polls, with no way to wake a lane: a lane whose queue was empty looks again after
-// FirstPollInterval (10 ms, the first-attempt lane) or PollInterval (20 ms) on average, between
+// FirstPollInterval (5 ms, the first-attempt lane) or PollInterval (20 ms) on average, between
 // half and one and a half times the interval. A first attempt starts up to about 15 ms after its
 // Send commits (11 ms on average when each Send waits for the previous attempt, with a local
 // Redis). An idle process makes about 320 Redis calls a second: the polls, and two calls per lane
