@@ -52,7 +52,7 @@ func NewClient(store Store, cfg *Config) (*Client, error) {
 		cfg:    c,
 		http:   delivery.New(c.Delivery),
 		states: newEndpointStates(),
-		active: newLimiters(c.Workers, c.ActiveWorkers),
+		active: newLimiters(c.Workers, c.ActiveWorkers, isInProcess(store)),
 	}
 	cl.rec = newRecorder(store, c.Logger, cl.writeAttempts)
 	return cl, nil

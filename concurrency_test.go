@@ -2,6 +2,7 @@ package hookd
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -78,18 +79,26 @@ func TestJobLimiterCancelledWaiterLeaves(t *testing.T) {
 }
 
 func TestNewLimiters(t *testing.T) {
-	ls := newLimiters(map[Lane]int{LaneManual: 3}, 16)
+	ls := newLimiters(map[Lane]int{LaneManual: 3}, 16, false)
 	for lane, want := range map[Lane]int{LaneFirst: 16, LaneRetry: 16, LaneManual: 3} {
 		if got := ls[lane].limit; got != want {
 			t.Errorf("lane %s limit %d, want %d", lane, got, want)
 		}
 	}
-	for _, l := range newLimiters(nil, -1) {
+	for _, l := range newLimiters(nil, -1, true) {
 		if l.limit != 0 {
 			t.Errorf("negative ActiveWorkers: limit %d, want none", l.limit)
 		}
 	}
-	r, err := newLimiters(nil, -1)[LaneFirst].acquire(context.Background())
+	for _, l := range newLimiters(nil, 0, false) {
+		if l.limit != 0 {
+			t.Errorf("default with a database apart: limit %d, want none", l.limit)
+		}
+	}
+	if got, want := newLimiters(nil, 0, true)[LaneFirst].limit, min(100, 4*runtime.GOMAXPROCS(0)); got != want {
+		t.Errorf("default with an in-process database: limit %d, want %d", got, want)
+	}
+	r, err := newLimiters(nil, -1, false)[LaneFirst].acquire(context.Background())
 	if err != nil || r == nil {
 		t.Fatalf("unbounded acquire: %v", err)
 	}

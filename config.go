@@ -30,7 +30,8 @@ type Config struct {
 	// places until it ends or has run for 10 ms, after which it is waiting on a slow receiver
 	// and gives its place back. So receivers that answer at once do not get every worker at once
 	// contending for the CPU and the database, while slow ones still get all Workers. Default:
-	// 4 per CPU; negative: no bound.
+	// 4 per CPU with a store whose database runs in this process (SQLite), no bound with one
+	// that runs apart (PostgreSQL), where jobs mostly wait on it; negative: no bound.
 	ActiveWorkers int
 	// Delivery configures the HTTP client (timeout, response cap, SSRF allow-list, proxy).
 	// Default: delivery's defaults (15 s timeout, 4 KiB, guard on).

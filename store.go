@@ -42,6 +42,18 @@ func IsBackgroundWrite(ctx context.Context) bool {
 
 type backgroundKey struct{}
 
+// InProcessStore is a Store whose database runs inside this process (SQLite), so that its
+// queries are this process's CPU. A Client gives such a store's jobs active places by default
+// (Config.ActiveWorkers).
+type InProcessStore interface {
+	InProcess() bool
+}
+
+func isInProcess(s Store) bool {
+	ip, ok := s.(InProcessStore)
+	return ok && ip.InProcess()
+}
+
 // AfterCommitter is a Tx that runs functions once it has committed: the store's own transactions
 // (InTx). A queue outside the database (Redis) enqueues its jobs that way. AfterCommit reports
 // false, and never runs f, for a transaction the caller commits itself (WrapTx): jobs written in

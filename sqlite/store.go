@@ -94,7 +94,10 @@ type Store struct {
 	gate writeGate
 }
 
-var _ hookd.Store = (*Store)(nil)
+var (
+	_ hookd.Store          = (*Store)(nil)
+	_ hookd.InProcessStore = (*Store)(nil)
+)
 
 // Open opens (creating it if needed) the SQLite database at path and brings its schema up to
 // date.
@@ -172,6 +175,9 @@ func dsn(path string) string {
 		"&_pragma=foreign_keys(ON)" +
 		"&_txlock=immediate"
 }
+
+// InProcess reports true: SQLite runs in this process (hookd.InProcessStore).
+func (s *Store) InProcess() bool { return true }
 
 // DB returns the database, for the app's own tables and for transactions to hand to SendTx.
 func (s *Store) DB() *sql.DB { return s.db }
