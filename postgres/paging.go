@@ -8,23 +8,8 @@ import (
 	"strings"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/paging"
 )
-
-// Page sizes, as hookd.ListOptions documents them.
-const (
-	defaultLimit = 50
-	maxLimit     = 250
-)
-
-func pageLimit(n int) int {
-	switch {
-	case n <= 0:
-		return defaultLimit
-	case n > maxLimit:
-		return maxLimit
-	}
-	return n
-}
 
 // listQuery is one list: rows of from (tables with their aliases) selecting cols, filtered by
 // where, paged by the key column key (COLLATE "C", so that its order is bytewise). The first of
@@ -163,16 +148,11 @@ func (l *listQuery) exists(ctx context.Context, c conn, bound string, ascending 
 	return found, nil
 }
 
-// list returns one page of l per opts.
-//
-// A page's Iterator is its last item's id when an item follows it (else "" and Done); its
-// PrevIterator is its first item's id when an item precedes it (else ""). An empty page has
-// neither, and is Done unless it was asked for with Backward and items exist (they all follow it:
-// the next page, with Iterator "", is the first).
+// list returns one page of l per opts (iterators as paging.Build sets them).
 func list[T any](ctx context.Context, c conn, l *listQuery, opts hookd.ListOptions,
 	scan func(row) (T, error), keyOf func(*T) string,
 ) (*hookd.Page[T], error) {
-	limit := pageLimit(opts.Limit)
+	limit := paging.Limit(opts.Limit)
 	// forward is the direction of the key in list order.
 	forward := !l.newestFirst
 	backward := opts.Backward && opts.Iterator != ""
@@ -189,55 +169,9 @@ func list[T any](ctx context.Context, c conn, l *listQuery, opts hookd.ListOptio
 		data = []T{}
 	}
 
-	more := len(data) > limit // more items beyond this page in the direction read
-	if more {
-		data = data[:limit]
-	}
-	page := &hookd.Page[T]{}
-	if backward {
-		slices.Reverse(data)
-	}
-	page.Data = data
-	if len(data) == 0 {
-		page.Done = true
-		if backward {
-			found, err := l.exists(ctx, c, "", forward)
-			if err != nil {
-				return nil, err
-			}
-			page.Done = !found
-		}
-		return page, nil
-	}
-	first, last := keyOf(&data[0]), keyOf(&data[len(data)-1])
-	if backward {
-		if more {
-			page.PrevIterator = first
-		}
-		after, err := l.exists(ctx, c, last, forward)
-		if err != nil {
-			return nil, err
-		}
-		if after {
-			page.Iterator = last
-		}
-		page.Done = !after
-		return page, nil
-	}
-	if more {
-		page.Iterator = last
-	}
-	page.Done = !more
-	if opts.Iterator != "" {
-		before, err := l.exists(ctx, c, first, !forward)
-		if err != nil {
-			return nil, err
-		}
-		if before {
-			page.PrevIterator = first
-		}
-	}
-	return page, nil
+	return paging.Build(data, limit, backward, forward, opts.Iterator, keyOf, func(bound string, ascending bool) (bool, error) {
+		return l.exists(ctx, c, bound, ascending)
+	})
 }
 
 // collect runs query and scans every row, closing the rows before it returns (a pgx connection
