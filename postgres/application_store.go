@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
 const applicationCols = `a.id, a.uid, a.name, a.throttle_rate, a.metadata::text, a.created_at, a.updated_at`
@@ -21,7 +22,7 @@ func scanApplication(r row) (hookd.Application, error) {
 		return app, err
 	}
 	app.UID = uid.String
-	md, err := decodeMap(metadata)
+	md, err := sqlcodec.DecodeMap(metadata)
 	if err != nil {
 		return app, err
 	}
@@ -53,13 +54,13 @@ func (q *queries) ListApplications(ctx context.Context, opts hookd.ListOptions) 
 
 // InsertApplication writes a new application. An id or uid taken is hookd.ErrConflict.
 func (t *txn) InsertApplication(ctx context.Context, app *hookd.Application) error {
-	metadata, err := encodeMap(app.Metadata)
+	metadata, err := sqlcodec.EncodeMap(app.Metadata)
 	if err != nil {
 		return fmt.Errorf("insert application %s: %w", app.ID, err)
 	}
 	_, err = t.c.exec(ctx, `INSERT INTO hookd_applications
 		(id, uid, name, throttle_rate, metadata, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		app.ID, nullString(app.UID), app.Name, app.ThrottleRate, metadata, app.CreatedAt, app.UpdatedAt)
+		app.ID, sqlcodec.NullString(app.UID), app.Name, app.ThrottleRate, metadata, app.CreatedAt, app.UpdatedAt)
 	if err != nil {
 		return fmt.Errorf("insert application %s: %w", app.ID, classify(err))
 	}
@@ -68,13 +69,13 @@ func (t *txn) InsertApplication(ctx context.Context, app *hookd.Application) err
 
 // UpdateApplication writes every field of app but ID and CreatedAt.
 func (t *txn) UpdateApplication(ctx context.Context, app *hookd.Application) error {
-	metadata, err := encodeMap(app.Metadata)
+	metadata, err := sqlcodec.EncodeMap(app.Metadata)
 	if err != nil {
 		return fmt.Errorf("update application %s: %w", app.ID, err)
 	}
 	err = mustAffect(t.c.exec(ctx, `UPDATE hookd_applications
 		SET uid = $1, name = $2, throttle_rate = $3, metadata = $4, updated_at = $5 WHERE id = $6`,
-		nullString(app.UID), app.Name, app.ThrottleRate, metadata, app.UpdatedAt, app.ID))
+		sqlcodec.NullString(app.UID), app.Name, app.ThrottleRate, metadata, app.UpdatedAt, app.ID))
 	if err != nil {
 		return fmt.Errorf("update application %s: %w", app.ID, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
 const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.event_types::text, e.channels::text,
@@ -31,16 +32,16 @@ func scanEndpoint(r row) (hookd.Endpoint, error) {
 	}
 	ep.UID = uid.String
 	ep.Scheme = hookd.SignatureScheme(scheme)
-	if ep.EventTypes, err = decodeStrings(eventTypes); err != nil {
+	if ep.EventTypes, err = sqlcodec.DecodeStrings(eventTypes); err != nil {
 		return ep, err
 	}
-	if ep.Channels, err = decodeStrings(channels); err != nil {
+	if ep.Channels, err = sqlcodec.DecodeStrings(channels); err != nil {
 		return ep, err
 	}
-	if ep.Headers, err = decodeMap(headers); err != nil {
+	if ep.Headers, err = sqlcodec.DecodeMap(headers); err != nil {
 		return ep, err
 	}
-	if ep.Metadata, err = decodeMap(metadata); err != nil {
+	if ep.Metadata, err = sqlcodec.DecodeMap(metadata); err != nil {
 		return ep, err
 	}
 	ep.DisabledAt = fromNullTime(disabledAt)
@@ -58,16 +59,16 @@ type endpointConfig struct {
 }
 
 func encodeEndpointConfig(ep *hookd.Endpoint) (c endpointConfig, err error) {
-	if c.eventTypes, err = encodeStrings(ep.EventTypes); err != nil {
+	if c.eventTypes, err = sqlcodec.EncodeStrings(ep.EventTypes); err != nil {
 		return c, err
 	}
-	if c.channels, err = encodeStrings(ep.Channels); err != nil {
+	if c.channels, err = sqlcodec.EncodeStrings(ep.Channels); err != nil {
 		return c, err
 	}
-	if c.headers, err = encodeMap(ep.Headers); err != nil {
+	if c.headers, err = sqlcodec.EncodeMap(ep.Headers); err != nil {
 		return c, err
 	}
-	if c.metadata, err = encodeMap(ep.Metadata); err != nil {
+	if c.metadata, err = sqlcodec.EncodeMap(ep.Metadata); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -150,7 +151,7 @@ func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.
 		failing_since, consecutive_failures)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
 			$21, $22, $23, $24)`,
-		ep.ID, ep.AppID, nullString(ep.UID), ep.URL, ep.Description, ep.Version,
+		ep.ID, ep.AppID, sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version,
 		c.eventTypes, c.channels, ep.Disabled, ep.DisabledReason, nullTime(ep.DisabledAt),
 		ep.RateLimit, ep.MaxInFlight, c.headers, string(ep.Scheme), c.metadata,
 		ep.CreatedAt, ep.UpdatedAt, nullTime(ep.LastAttemptAt), ep.LastStatus,
@@ -183,7 +184,7 @@ func (t *txn) UpdateEndpoint(ctx context.Context, ep *hookd.Endpoint) error {
 	err = mustAffect(t.c.exec(ctx, `UPDATE hookd_endpoints SET uid = $1, url = $2, description = $3,
 		version = $4, event_types = $5, channels = $6, rate_limit = $7, max_in_flight = $8, headers = $9,
 		scheme = $10, metadata = $11, updated_at = $12 WHERE id = $13`,
-		nullString(ep.UID), ep.URL, ep.Description, ep.Version, c.eventTypes, c.channels, ep.RateLimit,
+		sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version, c.eventTypes, c.channels, ep.RateLimit,
 		ep.MaxInFlight, c.headers, string(ep.Scheme), c.metadata, ep.UpdatedAt, ep.ID))
 	if err != nil {
 		return fmt.Errorf("update endpoint %s: %w", ep.ID, err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
 const messageCols = `m.id, m.app_id, m.event_id, m.event_type, m.channels::text, m.payload, m.created_at`
@@ -32,7 +33,7 @@ func messageDest(msg *hookd.Message) ([]any, func() error) {
 	return dest, func() error {
 		msg.EventID = eventID.String
 		var err error
-		if msg.Channels, err = decodeStrings(channels); err != nil {
+		if msg.Channels, err = sqlcodec.DecodeStrings(channels); err != nil {
 			return err
 		}
 		msg.Payload = fromRawJSON(payload)
@@ -94,14 +95,14 @@ func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hoo
 // the first to commit, inserts nothing, and reads the first's message (READ COMMITTED: each
 // statement sees what committed before it began).
 func (t *txn) InsertMessage(ctx context.Context, msg *hookd.Message) (*hookd.Message, bool, error) {
-	channels, err := encodeStrings(msg.Channels)
+	channels, err := sqlcodec.EncodeStrings(msg.Channels)
 	if err != nil {
 		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, err)
 	}
 	n, err := t.c.exec(ctx, `INSERT INTO hookd_messages (id, app_id, event_id, event_type, channels, payload, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (app_id, event_id) WHERE event_id IS NOT NULL DO NOTHING`,
-		msg.ID, msg.AppID, nullString(msg.EventID), msg.EventType, channels, rawBytes(msg.Payload), msg.CreatedAt)
+		msg.ID, msg.AppID, sqlcodec.NullString(msg.EventID), msg.EventType, channels, rawBytes(msg.Payload), msg.CreatedAt)
 	if err != nil {
 		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, classify(err))
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
 // GetToken finds a server token by hash; one that expired at or before now is hookd.ErrNotFound.
@@ -34,7 +35,7 @@ func (q *queries) GetToken(ctx context.Context, hash string, now time.Time) (*ho
 func (t *txn) InsertToken(ctx context.Context, tok *hookd.Token) error {
 	_, err := t.c.exec(ctx, `INSERT INTO hookd_tokens (hash, app_id, created_at, expires_at)
 		VALUES ($1, $2, $3, $4)`,
-		tok.Hash, nullString(tok.AppID), tok.CreatedAt, nullTime(tok.ExpiresAt))
+		tok.Hash, sqlcodec.NullString(tok.AppID), tok.CreatedAt, nullTime(tok.ExpiresAt))
 	if err != nil {
 		return fmt.Errorf("insert token: %w", classify(err))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
 const applicationCols = `a.id, a.uid, a.name, a.throttle_rate, a.metadata, a.created_at, a.updated_at`
@@ -20,7 +21,7 @@ func scanApplication(r rowScanner) (hookd.Application, error) {
 		return app, err
 	}
 	app.UID = uid.String
-	md, err := decodeMap(metadata)
+	md, err := sqlcodec.DecodeMap(metadata)
 	if err != nil {
 		return app, err
 	}
@@ -53,13 +54,13 @@ func (q *queries) ListApplications(ctx context.Context, opts hookd.ListOptions) 
 
 // InsertApplication writes a new application.
 func (t *txn) InsertApplication(ctx context.Context, app *hookd.Application) error {
-	metadata, err := encodeMap(app.Metadata)
+	metadata, err := sqlcodec.EncodeMap(app.Metadata)
 	if err != nil {
 		return fmt.Errorf("insert application %s: %w", app.ID, err)
 	}
 	_, err = t.q.ExecContext(ctx, `INSERT INTO hookd_applications
 		(id, uid, name, throttle_rate, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		app.ID, nullString(app.UID), app.Name, app.ThrottleRate, metadata,
+		app.ID, sqlcodec.NullString(app.UID), app.Name, app.ThrottleRate, metadata,
 		micros(app.CreatedAt), micros(app.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("insert application %s: %w", app.ID, classify(err))
@@ -69,13 +70,13 @@ func (t *txn) InsertApplication(ctx context.Context, app *hookd.Application) err
 
 // UpdateApplication writes every field of app but ID and CreatedAt.
 func (t *txn) UpdateApplication(ctx context.Context, app *hookd.Application) error {
-	metadata, err := encodeMap(app.Metadata)
+	metadata, err := sqlcodec.EncodeMap(app.Metadata)
 	if err != nil {
 		return fmt.Errorf("update application %s: %w", app.ID, err)
 	}
 	err = mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_applications
 		SET uid = ?, name = ?, throttle_rate = ?, metadata = ?, updated_at = ? WHERE id = ?`,
-		nullString(app.UID), app.Name, app.ThrottleRate, metadata, micros(app.UpdatedAt), app.ID))
+		sqlcodec.NullString(app.UID), app.Name, app.ThrottleRate, metadata, micros(app.UpdatedAt), app.ID))
 	if err != nil {
 		return fmt.Errorf("update application %s: %w", app.ID, err)
 	}

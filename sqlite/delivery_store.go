@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
 const deliveryCols = `d.id, d.message_id, d.endpoint_id, d.app_id, d.status, d.attempts, d.next_attempt_at,
@@ -134,7 +135,7 @@ func (q *queries) LoadWork(ctx context.Context, deliveryID string) (*hookd.Deliv
 	}
 	finish()
 	msg.EventID = eventID.String
-	if msg.Channels, err = decodeStrings(channels); err != nil {
+	if msg.Channels, err = sqlcodec.DecodeStrings(channels); err != nil {
 		return nil, nil, fmt.Errorf("load work for delivery %s: %w", deliveryID, err)
 	}
 	msg.Payload = fromRawJSON(payload)

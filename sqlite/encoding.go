@@ -3,7 +3,6 @@ package sqlite
 import (
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"time"
 )
 
@@ -26,66 +25,6 @@ func fromNullMicros(v sql.NullInt64) *time.Time {
 	}
 	t := fromMicros(v.Int64)
 	return &t
-}
-
-// nullString stores "" as NULL, for optional strings in a unique key.
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// Lists and maps are stored as JSON text, and an empty one as NULL; NULL reads back as nil.
-
-func encodeStrings(v []string) (any, error) {
-	if len(v) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode list: %w", err)
-	}
-	return string(b), nil
-}
-
-func encodeMap(v map[string]string) (any, error) {
-	if len(v) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode map: %w", err)
-	}
-	return string(b), nil
-}
-
-func decodeStrings(v sql.NullString) ([]string, error) {
-	if !v.Valid {
-		return nil, nil
-	}
-	var out []string
-	if err := json.Unmarshal([]byte(v.String), &out); err != nil {
-		return nil, fmt.Errorf("decode list: %w", err)
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out, nil
-}
-
-func decodeMap(v sql.NullString) (map[string]string, error) {
-	if !v.Valid {
-		return nil, nil
-	}
-	var out map[string]string
-	if err := json.Unmarshal([]byte(v.String), &out); err != nil {
-		return nil, fmt.Errorf("decode map: %w", err)
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out, nil
 }
 
 // rawJSON stores a JSON document's bytes exactly as given (a payload is signed byte for byte); nil

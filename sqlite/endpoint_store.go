@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
 const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.event_types, e.channels,
@@ -33,16 +34,16 @@ func scanEndpoint(r rowScanner) (hookd.Endpoint, error) {
 	}
 	ep.UID = uid.String
 	ep.Scheme = hookd.SignatureScheme(scheme)
-	if ep.EventTypes, err = decodeStrings(eventTypes); err != nil {
+	if ep.EventTypes, err = sqlcodec.DecodeStrings(eventTypes); err != nil {
 		return ep, err
 	}
-	if ep.Channels, err = decodeStrings(channels); err != nil {
+	if ep.Channels, err = sqlcodec.DecodeStrings(channels); err != nil {
 		return ep, err
 	}
-	if ep.Headers, err = decodeMap(headers); err != nil {
+	if ep.Headers, err = sqlcodec.DecodeMap(headers); err != nil {
 		return ep, err
 	}
-	if ep.Metadata, err = decodeMap(metadata); err != nil {
+	if ep.Metadata, err = sqlcodec.DecodeMap(metadata); err != nil {
 		return ep, err
 	}
 	ep.DisabledAt = fromNullMicros(disabledAt)
@@ -60,16 +61,16 @@ type endpointConfig struct {
 }
 
 func encodeEndpointConfig(ep *hookd.Endpoint) (c endpointConfig, err error) {
-	if c.eventTypes, err = encodeStrings(ep.EventTypes); err != nil {
+	if c.eventTypes, err = sqlcodec.EncodeStrings(ep.EventTypes); err != nil {
 		return c, err
 	}
-	if c.channels, err = encodeStrings(ep.Channels); err != nil {
+	if c.channels, err = sqlcodec.EncodeStrings(ep.Channels); err != nil {
 		return c, err
 	}
-	if c.headers, err = encodeMap(ep.Headers); err != nil {
+	if c.headers, err = sqlcodec.EncodeMap(ep.Headers); err != nil {
 		return c, err
 	}
-	if c.metadata, err = encodeMap(ep.Metadata); err != nil {
+	if c.metadata, err = sqlcodec.EncodeMap(ep.Metadata); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -169,7 +170,7 @@ func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.
 		scheme, metadata, created_at, updated_at, last_attempt_at, last_status, last_error, last_success_at,
 		failing_since, consecutive_failures)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ep.ID, ep.AppID, nullString(ep.UID), ep.URL, ep.Description, ep.Version,
+		ep.ID, ep.AppID, sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version,
 		c.eventTypes, c.channels, ep.Disabled, ep.DisabledReason, nullMicros(ep.DisabledAt),
 		ep.RateLimit, ep.MaxInFlight, c.headers, string(ep.Scheme), c.metadata,
 		micros(ep.CreatedAt), micros(ep.UpdatedAt), nullMicros(ep.LastAttemptAt), ep.LastStatus,
@@ -202,7 +203,7 @@ func (t *txn) UpdateEndpoint(ctx context.Context, ep *hookd.Endpoint) error {
 	err = mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_endpoints SET uid = ?, url = ?, description = ?,
 		version = ?, event_types = ?, channels = ?, rate_limit = ?, max_in_flight = ?, headers = ?,
 		scheme = ?, metadata = ?, updated_at = ? WHERE id = ?`,
-		nullString(ep.UID), ep.URL, ep.Description, ep.Version, c.eventTypes, c.channels, ep.RateLimit,
+		sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version, c.eventTypes, c.channels, ep.RateLimit,
 		ep.MaxInFlight, c.headers, string(ep.Scheme), c.metadata, micros(ep.UpdatedAt), ep.ID))
 	if err != nil {
 		return fmt.Errorf("update endpoint %s: %w", ep.ID, err)

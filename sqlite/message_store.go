@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
 const messageCols = `m.id, m.app_id, m.event_id, m.event_type, m.channels, m.payload, m.created_at`
@@ -29,7 +30,7 @@ func scanMessage(r rowScanner) (hookd.Message, error) {
 	}
 	msg.EventID = eventID.String
 	var err error
-	if msg.Channels, err = decodeStrings(channels); err != nil {
+	if msg.Channels, err = sqlcodec.DecodeStrings(channels); err != nil {
 		return msg, err
 	}
 	msg.Payload = fromRawJSON(payload)
@@ -87,11 +88,11 @@ func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hoo
 // InsertMessage writes msg unless the application already has a message with its event id; then
 // it returns that message and inserted false. A missing application is hookd.ErrNotFound.
 func (t *txn) InsertMessage(ctx context.Context, msg *hookd.Message) (*hookd.Message, bool, error) {
-	channels, err := encodeStrings(msg.Channels)
+	channels, err := sqlcodec.EncodeStrings(msg.Channels)
 	if err != nil {
 		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, err)
 	}
-	res, err := t.stmt(ctx, t.stmts.insertMessage).ExecContext(ctx, msg.ID, msg.AppID, nullString(msg.EventID),
+	res, err := t.stmt(ctx, t.stmts.insertMessage).ExecContext(ctx, msg.ID, msg.AppID, sqlcodec.NullString(msg.EventID),
 		msg.EventType, channels, rawJSON(msg.Payload), micros(msg.CreatedAt))
 	if err != nil {
 		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, classify(err))

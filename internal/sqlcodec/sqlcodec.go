@@ -1,0 +1,72 @@
+// Package sqlcodec is how hookd's SQL stores write lists and maps: as JSON text, an empty one as
+// NULL, and NULL read back as nil; and optional strings that take part in a unique key as NULL
+// when empty.
+package sqlcodec
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+)
+
+// NullString stores "" as NULL, for optional strings in a unique key.
+func NullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// EncodeStrings returns v as JSON text, or nil (NULL) when it is empty.
+func EncodeStrings(v []string) (any, error) {
+	if len(v) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode list: %w", err)
+	}
+	return string(b), nil
+}
+
+// EncodeMap returns v as JSON text, or nil (NULL) when it is empty.
+func EncodeMap(v map[string]string) (any, error) {
+	if len(v) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode map: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeStrings reads a list written by EncodeStrings; NULL and an empty list read back as nil.
+func DecodeStrings(v sql.NullString) ([]string, error) {
+	if !v.Valid {
+		return nil, nil
+	}
+	var out []string
+	if err := json.Unmarshal([]byte(v.String), &out); err != nil {
+		return nil, fmt.Errorf("decode list: %w", err)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// DecodeMap reads a map written by EncodeMap; NULL and an empty map read back as nil.
+func DecodeMap(v sql.NullString) (map[string]string, error) {
+	if !v.Valid {
+		return nil, nil
+	}
+	var out map[string]string
+	if err := json.Unmarshal([]byte(v.String), &out); err != nil {
+		return nil, fmt.Errorf("decode map: %w", err)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
