@@ -34,17 +34,23 @@ func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, rc *reqCt
 	if err != nil {
 		return err
 	}
-	// hookd lists endpoints oldest first; the order is checked but only ascending is kept.
-	switch r.URL.Query().Get("order") {
-	case "", "ascending", "descending":
-	default:
-		return invalidField("query", "order", "must be ascending or descending")
+	descending, err := queryOrder(r)
+	if err != nil {
+		return err
 	}
 	a, err := s.resolveApp(r, rc)
 	if err != nil {
 		return err
 	}
-	page, err := s.client.ListEndpoints(r.Context(), a.ID, opts)
+	list := func(o hookd.ListOptions) (*hookd.Page[hookd.Endpoint], error) {
+		return s.client.ListEndpoints(r.Context(), a.ID, o)
+	}
+	var page *hookd.Page[hookd.Endpoint]
+	if descending {
+		page, err = newestFirst(opts, "ep_~", list)
+	} else {
+		page, err = list(opts)
+	}
 	if err != nil {
 		return err
 	}

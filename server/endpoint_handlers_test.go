@@ -150,6 +150,22 @@ func TestEndpointCRUDWithSDK(t *testing.T) {
 	if len(page2.Data) != 1 || page2.Data[0].Id != second.Id || !page2.Done {
 		t.Fatalf("page 2: %+v", page2)
 	}
+	// order=descending: newest first, paged the same way.
+	desc := svix.Ordering("descending")
+	dpage1, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Order: &desc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dpage1.Data) != 1 || dpage1.Data[0].Id != second.Id || dpage1.Done {
+		t.Fatalf("descending page 1: %+v", dpage1)
+	}
+	dpage2, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Order: &desc, Iterator: dpage1.Iterator.Get()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dpage2.Data) != 1 || dpage2.Data[0].Id != created.Id || !dpage2.Done {
+		t.Fatalf("descending page 2: %+v", dpage2)
+	}
 
 	if err := b.svix.Endpoint.Delete(ctx, "crud", "ep-one"); err != nil {
 		t.Fatal(err)
