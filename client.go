@@ -54,6 +54,10 @@ func NewClient(store Store, cfg *Config) (*Client, error) {
 		states: newEndpointStates(),
 		active: newLimiters(c.Workers, c.ActiveWorkers, isInProcess(store)),
 	}
+	cl.sends.max = sendBatchesApart
+	if isInProcess(store) {
+		cl.sends.max = 1
+	}
 	cl.rec = newRecorder(store, c.Logger, cl.writeAttempts)
 	return cl, nil
 }

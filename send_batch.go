@@ -5,15 +5,22 @@ import (
 	"sync"
 )
 
-// sendBatcher commits concurrent Sends together: the first caller to find no batch running leads,
-// writing every Send waiting by then in one transaction, and hands the lead to a caller that
-// arrived meanwhile. Under load this turns many small transactions (each with its own commit and
-// its own job insert) into a few large ones; a lone Send runs at once, alone.
+// sendBatcher commits concurrent Sends together: a caller that finds fewer than max batches
+// running leads one, writing its own Send and every Send waiting by then in one transaction, and
+// when done hands the lead to the first caller that arrived meanwhile. Under load this turns many
+// small transactions (each with its own commit and its own job insert) into a few large ones; a
+// lone Send runs at once, alone. max is 1 for a store whose database has one writer in this
+// process (SQLite), and sendBatchesApart for a database apart (PostgreSQL), whose connections
+// commit in parallel.
 type sendBatcher struct {
 	mu      sync.Mutex
-	pending []*sendItem
-	running bool
+	pending []*sendItem // waiting for a batch to take them, or for the lead
+	running int
+	max     int
 }
+
+// sendBatchesApart is how many send transactions run at once on a database apart.
+const sendBatchesApart = 4
 
 type sendItem struct {
 	app  string
@@ -21,7 +28,7 @@ type sendItem struct {
 	res  *SendResult
 	err  error
 	done chan struct{} // closed when res/err are set
-	lead chan struct{} // closed when this caller is to lead the next batch
+	lead chan struct{} // closed when this caller, taken out of pending, is to lead a batch
 }
 
 // send writes msg for app, batched with concurrent sends.
@@ -29,10 +36,11 @@ func (c *Client) sendBatched(ctx context.Context, app string, m *Message) (*Send
 	it := &sendItem{app: app, msg: m, done: make(chan struct{}), lead: make(chan struct{})}
 	b := &c.sends
 	b.mu.Lock()
-	b.pending = append(b.pending, it)
-	leader := !b.running
+	leader := b.running < max(b.max, 1)
 	if leader {
-		b.running = true
+		b.running++
+	} else {
+		b.pending = append(b.pending, it)
 	}
 	b.mu.Unlock()
 	if !leader {
@@ -42,16 +50,16 @@ func (c *Client) sendBatched(ctx context.Context, app string, m *Message) (*Send
 		case <-it.lead:
 		}
 	}
-	c.runSendBatch(context.WithoutCancel(ctx))
+	c.runSendBatch(context.WithoutCancel(ctx), it)
 	<-it.done
 	return it.res, it.err
 }
 
-// runSendBatch writes every pending send, then passes the lead on (or ends the run).
-func (c *Client) runSendBatch(ctx context.Context) {
+// runSendBatch writes first and every pending send, then passes the lead on (or ends the run).
+func (c *Client) runSendBatch(ctx context.Context, first *sendItem) {
 	b := &c.sends
 	b.mu.Lock()
-	batch := b.pending
+	batch := append([]*sendItem{first}, b.pending...)
 	b.pending = nil
 	b.mu.Unlock()
 
@@ -59,9 +67,11 @@ func (c *Client) runSendBatch(ctx context.Context) {
 
 	b.mu.Lock()
 	if len(b.pending) > 0 {
-		close(b.pending[0].lead)
+		next := b.pending[0]
+		b.pending = b.pending[1:]
+		close(next.lead)
 	} else {
-		b.running = false
+		b.running--
 	}
 	b.mu.Unlock()
 }
