@@ -11,8 +11,8 @@ var errRollback = errors.New("queuetest: roll back")
 
 var enqueueTests = []test{
 	{"CommittedIsWorkedOnce", nil, func(t *testing.T, f *fixture) {
-		rec := newRecorder(nil)
-		f.start(rec.handle)
+		rec := NewRecorder(nil)
+		f.start(rec.Handle)
 		now := firstJob("dlv_now")
 		due := firstJob("dlv_due")
 		due.NotBefore = past
@@ -25,11 +25,11 @@ var enqueueTests = []test{
 
 		f.wait(rec, len(jobs), callWait)
 		f.quiet()
-		calls, _ := rec.snapshot()
+		calls, _ := rec.Snapshot()
 		f.onceEach(calls, jobs)
 		for _, c := range calls {
-			if c.job.DeliveryID == now.DeliveryID && !c.job.NotBefore.IsZero() {
-				t.Errorf("a zero NotBefore came back %s", c.job.NotBefore)
+			if c.Job.DeliveryID == now.DeliveryID && !c.Job.NotBefore.IsZero() {
+				t.Errorf("a zero NotBefore came back %s", c.Job.NotBefore)
 			}
 		}
 
@@ -37,16 +37,16 @@ var enqueueTests = []test{
 		if err := f.stop(f.ctx); err != nil {
 			t.Fatalf("Stop: %v", err)
 		}
-		again := newRecorder(nil)
-		f.start(again.handle)
+		again := NewRecorder(nil)
+		f.start(again.Handle)
 		f.quiet()
-		if calls, _ := again.snapshot(); len(calls) != 0 {
+		if calls, _ := again.Snapshot(); len(calls) != 0 {
 			t.Errorf("jobs done before Stop worked again after Start:%s", showCalls(calls))
 		}
 	}},
 	{"RolledBackIsNeverWorked", nil, func(t *testing.T, f *fixture) {
-		rec := newRecorder(nil)
-		f.start(rec.handle)
+		rec := NewRecorder(nil)
+		f.start(rec.Handle)
 		var enqueueErr error
 		err := f.inTx(f.ctx, func(tx hookd.Tx) error {
 			enqueueErr = f.queue.EnqueueTx(f.ctx, tx, []hookd.Job{firstJob("dlv_rolled_back"), retryJob("dlv_rolled_back_2")})
@@ -64,17 +64,17 @@ var enqueueTests = []test{
 		f.enqueue(control)
 		f.waitDelivery(rec, control.DeliveryID)
 		f.quiet()
-		calls, _ := rec.snapshot()
+		calls, _ := rec.Snapshot()
 		f.onceEach(calls, []hookd.Job{control})
 	}},
 	{"EnqueuedBeforeStart", nil, func(t *testing.T, f *fixture) {
 		jobs := []hookd.Job{firstJob("dlv_1"), retryJob("dlv_2"), manualJob("dlv_3")}
 		f.enqueue(jobs...)
-		rec := newRecorder(nil)
-		f.start(rec.handle)
+		rec := NewRecorder(nil)
+		f.start(rec.Handle)
 		f.wait(rec, len(jobs), callWait)
 		f.quiet()
-		calls, _ := rec.snapshot()
+		calls, _ := rec.Snapshot()
 		f.onceEach(calls, jobs)
 	}},
 	{"UnsupportedTx", nil, func(t *testing.T, f *fixture) {

@@ -161,33 +161,36 @@ func (g *gate) wait(ctx context.Context) error {
 	}
 }
 
-// call is one call of a recorded handler.
-type call struct {
-	job hookd.Job
-	at  time.Time
+// Call is one call of a Recorder's handler.
+type Call struct {
+	Job hookd.Job
+	At  time.Time
 }
 
-// recorder is a JobHandler that records its calls and answers with fn (nil: always nil).
-type recorder struct {
+// Recorder is a JobHandler (Handle) that records its calls and answers with fn (nil: always
+// nil). Queue tests outside this package use it too.
+type Recorder struct {
 	fn func(ctx context.Context, job hookd.Job, n int) error
 
 	mu    sync.Mutex
-	calls []call
+	calls []Call
 	wake  chan struct{} // closed and replaced at every call
 }
 
-func newRecorder(fn func(ctx context.Context, job hookd.Job, n int) error) *recorder {
-	return &recorder{fn: fn, wake: make(chan struct{})}
+// NewRecorder returns a Recorder answering with fn; n given to fn counts calls for the job's
+// delivery, from 1.
+func NewRecorder(fn func(ctx context.Context, job hookd.Job, n int) error) *Recorder {
+	return &Recorder{fn: fn, wake: make(chan struct{})}
 }
 
-// handle is the hookd.JobHandler. n given to fn counts calls for the job's delivery, from 1.
-func (r *recorder) handle(ctx context.Context, job hookd.Job) error {
+// Handle is the hookd.JobHandler.
+func (r *Recorder) Handle(ctx context.Context, job hookd.Job) error {
 	now := time.Now()
 	r.mu.Lock()
-	r.calls = append(r.calls, call{job: job, at: now})
+	r.calls = append(r.calls, Call{Job: job, At: now})
 	n := 0
 	for _, c := range r.calls {
-		if c.job.DeliveryID == job.DeliveryID {
+		if c.Job.DeliveryID == job.DeliveryID {
 			n++
 		}
 	}
@@ -200,34 +203,52 @@ func (r *recorder) handle(ctx context.Context, job hookd.Job) error {
 	return r.fn(ctx, job, n)
 }
 
-// snapshot returns the calls so far, and a channel closed at the next call.
-func (r *recorder) snapshot() ([]call, <-chan struct{}) {
+// Snapshot returns the calls so far, and a channel closed at the next call.
+func (r *Recorder) Snapshot() ([]Call, <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]call(nil), r.calls...), r.wake
+	return append([]Call(nil), r.calls...), r.wake
 }
 
 // count returns the number of calls so far.
-func (r *recorder) count() int {
-	calls, _ := r.snapshot()
+func (r *Recorder) count() int {
+	calls, _ := r.Snapshot()
 	return len(calls)
 }
 
-// reset forgets the calls so far.
-func (r *recorder) reset() {
+// Reset forgets the calls so far.
+func (r *Recorder) Reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = nil
 }
 
+// Wait returns the calls once there are at least n, failing t after timeout.
+func (r *Recorder) Wait(t testing.TB, n int, timeout time.Duration) []Call {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		calls, wake := r.Snapshot()
+		if len(calls) >= n {
+			return calls
+		}
+		select {
+		case <-wake:
+		case <-deadline.C:
+			t.Fatalf("handler called %d times in %s, want %d:%s", len(calls), timeout, n, showCalls(calls))
+		}
+	}
+}
+
 // waitFor returns the calls once done says so, failing the test after timeout (times Timing).
-func (f *fixture) waitFor(r *recorder, what string, timeout time.Duration, done func([]call) bool) []call {
+func (f *fixture) waitFor(r *Recorder, what string, timeout time.Duration, done func([]Call) bool) []Call {
 	f.t.Helper()
 	timeout = f.scale(timeout)
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
-		calls, wake := r.snapshot()
+		calls, wake := r.Snapshot()
 		if done(calls) {
 			return calls
 		}
@@ -241,30 +262,30 @@ func (f *fixture) waitFor(r *recorder, what string, timeout time.Duration, done 
 
 // wait returns the calls once there are at least n, failing the test after timeout (times
 // Timing).
-func (f *fixture) wait(r *recorder, n int, timeout time.Duration) []call {
+func (f *fixture) wait(r *Recorder, n int, timeout time.Duration) []Call {
 	f.t.Helper()
-	return f.waitFor(r, fmt.Sprintf("%d calls", n), timeout, func(calls []call) bool { return len(calls) >= n })
+	return f.waitFor(r, fmt.Sprintf("%d calls", n), timeout, func(calls []Call) bool { return len(calls) >= n })
 }
 
 // waitDelivery returns the calls once delivery id has been called, failing the test after
 // callWait (times Timing).
-func (f *fixture) waitDelivery(r *recorder, id string) []call {
+func (f *fixture) waitDelivery(r *Recorder, id string) []Call {
 	f.t.Helper()
-	return f.waitFor(r, "a call for "+id, callWait, func(calls []call) bool { return perDelivery(calls)[id] > 0 })
+	return f.waitFor(r, "a call for "+id, callWait, func(calls []Call) bool { return perDelivery(calls)[id] > 0 })
 }
 
 // perDelivery counts calls by delivery id.
-func perDelivery(calls []call) map[string]int {
+func perDelivery(calls []Call) map[string]int {
 	n := make(map[string]int, len(calls))
 	for _, c := range calls {
-		n[c.job.DeliveryID]++
+		n[c.Job.DeliveryID]++
 	}
 	return n
 }
 
 // onceEach fails the test unless calls are exactly one for each of want, each with the job as
 // enqueued.
-func (f *fixture) onceEach(calls []call, want []hookd.Job) {
+func (f *fixture) onceEach(calls []Call, want []hookd.Job) {
 	f.t.Helper()
 	byID := make(map[string]hookd.Job, len(want))
 	for _, j := range want {
@@ -282,21 +303,21 @@ func (f *fixture) onceEach(calls []call, want []hookd.Job) {
 		}
 	}
 	for _, c := range calls {
-		if w, ok := byID[c.job.DeliveryID]; ok && !sameJob(w, c.job) {
-			f.t.Errorf("handler got %s, want %s", showJob(c.job), showJob(w))
+		if w, ok := byID[c.Job.DeliveryID]; ok && !sameJob(w, c.Job) {
+			f.t.Errorf("handler got %s, want %s", showJob(c.Job), showJob(w))
 		}
 	}
 }
 
 // showCalls formats the first calls for a failure message.
-func showCalls(calls []call) string {
+func showCalls(calls []Call) string {
 	const most = 10
 	s := ""
 	for i, c := range calls {
 		if i == most {
 			return s + fmt.Sprintf(" ... and %d more", len(calls)-most)
 		}
-		s += " " + showJob(c.job)
+		s += " " + showJob(c.Job)
 	}
 	return s
 }

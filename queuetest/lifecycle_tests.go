@@ -16,7 +16,7 @@ var lifecycleTests = []test{
 	{"StopWaitsForJobInFlight", nil, func(t *testing.T, f *fixture) {
 		release := f.newGate()
 		finished := make(chan error, 1) // the handler's context's error when it was released
-		rec := newRecorder(func(ctx context.Context, _ hookd.Job, _ int) error {
+		rec := NewRecorder(func(ctx context.Context, _ hookd.Job, _ int) error {
 			err := release.wait(ctx)
 			select {
 			case finished <- err:
@@ -24,7 +24,7 @@ var lifecycleTests = []test{
 			}
 			return err
 		})
-		f.start(rec.handle)
+		f.start(rec.Handle)
 		job := firstJob("dlv_1")
 		f.enqueue(job)
 		f.waitDelivery(rec, job.DeliveryID)
@@ -57,17 +57,17 @@ var lifecycleTests = []test{
 		}
 
 		// The job finished: a queue started again does not work it again.
-		again := newRecorder(nil)
-		f.start(again.handle)
+		again := NewRecorder(nil)
+		f.start(again.Handle)
 		f.quiet()
-		if calls, _ := again.snapshot(); len(calls) != 0 {
+		if calls, _ := again.Snapshot(); len(calls) != 0 {
 			t.Errorf("a job finished during Stop worked again after Start:%s", showCalls(calls))
 		}
 	}},
 	{"StopCancelsJobAtDeadline", nil, func(t *testing.T, f *fixture) {
 		never := f.newGate() // opens only when the test ends
 		cancelled := make(chan error, 1)
-		first := newRecorder(func(ctx context.Context, _ hookd.Job, _ int) error {
+		first := NewRecorder(func(ctx context.Context, _ hookd.Job, _ int) error {
 			if err := never.wait(ctx); err != nil {
 				select {
 				case cancelled <- err:
@@ -77,7 +77,7 @@ var lifecycleTests = []test{
 			}
 			return nil
 		})
-		f.start(first.handle)
+		f.start(first.Handle)
 		job := manualJob("dlv_1")
 		f.enqueue(job)
 		f.waitDelivery(first, job.DeliveryID)
@@ -100,29 +100,29 @@ var lifecycleTests = []test{
 		}
 
 		// Started again, with a new handler, the queue works the interrupted job again.
-		second := newRecorder(nil)
-		f.start(second.handle)
+		second := NewRecorder(nil)
+		f.start(second.Handle)
 		calls := f.waitDelivery(second, job.DeliveryID)
-		if !sameJob(job, calls[0].job) {
-			t.Errorf("after Start again the handler got %s, want %s", showJob(calls[0].job), showJob(job))
+		if !sameJob(job, calls[0].Job) {
+			t.Errorf("after Start again the handler got %s, want %s", showJob(calls[0].Job), showJob(job))
 		}
 		if n := first.count(); n != 1 {
 			t.Errorf("the first handler called %d times, want 1 (none after Stop)", n)
 		}
 	}},
 	{"StartTwice", nil, func(t *testing.T, f *fixture) {
-		first, second := newRecorder(nil), newRecorder(nil)
-		f.start(first.handle)
-		if err := f.queue.Start(context.Background(), second.handle); err == nil {
+		first, second := NewRecorder(nil), NewRecorder(nil)
+		f.start(first.Handle)
+		if err := f.queue.Start(context.Background(), second.Handle); err == nil {
 			t.Error("a second Start without Stop returned nil, want an error")
 		}
 		job := firstJob("dlv_1")
 		f.enqueue(job)
 		f.waitDelivery(first, job.DeliveryID)
 		f.quiet()
-		calls, _ := first.snapshot()
+		calls, _ := first.Snapshot()
 		f.onceEach(calls, []hookd.Job{job})
-		if calls, _ := second.snapshot(); len(calls) != 0 {
+		if calls, _ := second.Snapshot(); len(calls) != 0 {
 			t.Errorf("the handler of the refused Start was called:%s", showCalls(calls))
 		}
 	}},
@@ -130,8 +130,8 @@ var lifecycleTests = []test{
 		if err := f.queue.Start(context.Background(), nil); err == nil {
 			t.Fatal("Start with a nil handler returned nil, want an error")
 		}
-		rec := newRecorder(nil)
-		f.start(rec.handle)
+		rec := NewRecorder(nil)
+		f.start(rec.Handle)
 		job := firstJob("dlv_1")
 		f.enqueue(job)
 		f.waitDelivery(rec, job.DeliveryID)

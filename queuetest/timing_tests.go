@@ -18,8 +18,8 @@ const (
 // timingTests run one at a time, after the parallel tests.
 var timingTests = []test{
 	{"NotBeforeNear", nil, func(t *testing.T, f *fixture) {
-		rec := newRecorder(nil)
-		f.start(rec.handle)
+		rec := NewRecorder(nil)
+		f.start(rec.Handle)
 		// Measure a running queue, not its start-up.
 		var warm []hookd.Job
 		for _, l := range lanes {
@@ -27,7 +27,7 @@ var timingTests = []test{
 		}
 		f.enqueue(warm...)
 		f.wait(rec, len(warm), callWait)
-		rec.reset()
+		rec.Reset()
 
 		now := time.Now()
 		var jobs []hookd.Job
@@ -50,8 +50,8 @@ var timingTests = []test{
 		if testing.Short() {
 			t.Skipf("waits %s", farAhead)
 		}
-		rec := newRecorder(nil)
-		f.start(rec.handle)
+		rec := NewRecorder(nil)
+		f.start(rec.Handle)
 		now := time.Now()
 		j := retryJob("dlv_1")
 		j.NotBefore = now.Add(farAhead).Truncate(time.Microsecond)
@@ -64,7 +64,7 @@ var timingTests = []test{
 
 // checkLate fails the test unless each call came at or after the NotBefore its job was enqueued
 // with (in jobs), and at most bound (times Timing) after it. now is when the jobs were made.
-func (f *fixture) checkLate(calls []call, jobs []hookd.Job, now time.Time, bound time.Duration) {
+func (f *fixture) checkLate(calls []Call, jobs []hookd.Job, now time.Time, bound time.Duration) {
 	f.t.Helper()
 	bound = f.scale(bound)
 	notBefore := make(map[string]time.Time, len(jobs))
@@ -72,15 +72,15 @@ func (f *fixture) checkLate(calls []call, jobs []hookd.Job, now time.Time, bound
 		notBefore[j.DeliveryID] = j.NotBefore
 	}
 	for _, c := range calls {
-		nb := notBefore[c.job.DeliveryID]
-		late := c.at.Sub(nb)
-		f.t.Logf("%s (%s lane, due in %s): called %s after NotBefore", c.job.DeliveryID, c.job.Lane(),
+		nb := notBefore[c.Job.DeliveryID]
+		late := c.At.Sub(nb)
+		f.t.Logf("%s (%s lane, due in %s): called %s after NotBefore", c.Job.DeliveryID, c.Job.Lane(),
 			nb.Sub(now).Round(time.Millisecond), late)
 		switch {
 		case late < 0:
-			f.t.Errorf("%s called %s before its NotBefore", c.job.DeliveryID, -late)
+			f.t.Errorf("%s called %s before its NotBefore", c.Job.DeliveryID, -late)
 		case late > bound:
-			f.t.Errorf("%s called %s after its NotBefore, want at most %s", c.job.DeliveryID, late, bound)
+			f.t.Errorf("%s called %s after its NotBefore, want at most %s", c.Job.DeliveryID, late, bound)
 		}
 	}
 }

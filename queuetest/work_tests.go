@@ -18,27 +18,27 @@ const snoozeFor = 300 * time.Millisecond
 var workTests = []test{
 	{"SnoozeRunsSameJobLater", nil, func(t *testing.T, f *fixture) {
 		var snoozedAt atomic.Int64 // Unix nanoseconds when the handler returned the snooze
-		rec := newRecorder(func(_ context.Context, _ hookd.Job, n int) error {
+		rec := NewRecorder(func(_ context.Context, _ hookd.Job, n int) error {
 			if n == 1 {
 				snoozedAt.Store(time.Now().UnixNano())
 				return hookd.Snooze(snoozeFor, "endpoint busy")
 			}
 			return nil
 		})
-		f.start(rec.handle)
+		f.start(rec.Handle)
 		want := retryJob("dlv_1")
 		want.NotBefore = past
 		f.enqueue(want)
 
 		calls := f.wait(rec, 2, callWait)
-		if gap := calls[1].at.Sub(time.Unix(0, snoozedAt.Load())); gap < snoozeFor {
+		if gap := calls[1].At.Sub(time.Unix(0, snoozedAt.Load())); gap < snoozeFor {
 			t.Errorf("called again %s after it snoozed for %s", gap, snoozeFor)
 		}
-		if !sameJob(want, calls[0].job) {
-			t.Errorf("handler got %s, want %s", showJob(calls[0].job), showJob(want))
+		if !sameJob(want, calls[0].Job) {
+			t.Errorf("handler got %s, want %s", showJob(calls[0].Job), showJob(want))
 		}
-		if calls[1].job != calls[0].job {
-			t.Errorf("after a snooze the handler got %s, want the identical job %s", showJob(calls[1].job), showJob(calls[0].job))
+		if calls[1].Job != calls[0].Job {
+			t.Errorf("after a snooze the handler got %s, want the identical job %s", showJob(calls[1].Job), showJob(calls[0].Job))
 		}
 		f.quiet()
 		if n := rec.count(); n != 2 {
@@ -47,21 +47,21 @@ var workTests = []test{
 	}},
 	{"ErrorIsRetried", nil, func(t *testing.T, f *fixture) {
 		errLocked := errors.New("database is locked")
-		rec := newRecorder(func(_ context.Context, _ hookd.Job, n int) error {
+		rec := NewRecorder(func(_ context.Context, _ hookd.Job, n int) error {
 			if n == 1 {
 				return errLocked
 			}
 			return nil
 		})
-		f.start(rec.handle)
+		f.start(rec.Handle)
 		want := firstJob("dlv_1")
 		f.enqueue(want)
 
 		calls := f.wait(rec, 2, callWait)
-		t.Logf("retried %s after the error", calls[1].at.Sub(calls[0].at).Round(time.Millisecond))
+		t.Logf("retried %s after the error", calls[1].At.Sub(calls[0].At).Round(time.Millisecond))
 		for i, c := range calls[:2] {
-			if !sameJob(want, c.job) {
-				t.Errorf("call %d got %s, want %s", i+1, showJob(c.job), showJob(want))
+			if !sameJob(want, c.Job) {
+				t.Errorf("call %d got %s, want %s", i+1, showJob(c.Job), showJob(want))
 			}
 		}
 		f.quiet()
@@ -76,13 +76,13 @@ var workTests = []test{
 		for _, l := range lanes {
 			gates[l] = f.newGate()
 		}
-		rec := newRecorder(func(ctx context.Context, job hookd.Job, _ int) error {
+		rec := NewRecorder(func(ctx context.Context, job hookd.Job, _ int) error {
 			if strings.HasPrefix(job.DeliveryID, "block_") {
 				return gates[job.Lane()].wait(ctx)
 			}
 			return nil
 		})
-		f.start(rec.handle)
+		f.start(rec.Handle)
 		// In turn, the one worker of each lane is held busy while a job in each other lane is
 		// enqueued and must be worked.
 		for _, busy := range lanes {
@@ -104,12 +104,12 @@ var workTests = []test{
 		const workers, jobs = 3, 10
 		release := f.newGate()
 		var running, most atomic.Int64
-		rec := newRecorder(func(ctx context.Context, _ hookd.Job, _ int) error {
+		rec := NewRecorder(func(ctx context.Context, _ hookd.Job, _ int) error {
 			raise(&most, running.Add(1))
 			defer running.Add(-1)
 			return release.wait(ctx)
 		})
-		f.start(rec.handle)
+		f.start(rec.Handle)
 		var want []hookd.Job
 		for i := range jobs {
 			want = append(want, firstJob(fmt.Sprintf("dlv_%d", i)))
@@ -124,7 +124,7 @@ var workTests = []test{
 		release.open()
 		f.wait(rec, jobs, callWait)
 		f.quiet()
-		calls, _ := rec.snapshot()
+		calls, _ := rec.Snapshot()
 		f.onceEach(calls, want)
 		if m := most.Load(); m != workers {
 			t.Errorf("at most %d handlers ran at once, want %d", m, workers)
@@ -132,8 +132,8 @@ var workTests = []test{
 	}},
 	{"ManyJobsInOneTransaction", nil, func(t *testing.T, f *fixture) {
 		const jobs = 500
-		rec := newRecorder(nil)
-		f.start(rec.handle)
+		rec := NewRecorder(nil)
+		f.start(rec.Handle)
 		var want []hookd.Job
 		for i := range jobs {
 			want = append(want, laneJobs[lanes[i%len(lanes)]](fmt.Sprintf("dlv_%03d", i)))
@@ -141,7 +141,7 @@ var workTests = []test{
 		f.enqueue(want...)
 		f.wait(rec, jobs, 6*callWait)
 		f.quiet()
-		calls, _ := rec.snapshot()
+		calls, _ := rec.Snapshot()
 		f.onceEach(calls, want)
 	}},
 	{"JobTimeout", &hookd.QueueConfig{JobTimeout: 200 * time.Millisecond}, func(t *testing.T, f *fixture) {
@@ -153,7 +153,7 @@ var workTests = []test{
 			err         error
 		}
 		got := make(chan seen, 1)
-		rec := newRecorder(func(ctx context.Context, _ hookd.Job, n int) error {
+		rec := NewRecorder(func(ctx context.Context, _ hookd.Job, n int) error {
 			var s seen
 			s.deadline, s.hasDeadline = ctx.Deadline()
 			s.left = time.Until(s.deadline)
@@ -167,7 +167,7 @@ var workTests = []test{
 			}
 			return nil
 		})
-		f.start(rec.handle)
+		f.start(rec.Handle)
 		f.enqueue(firstJob("dlv_1"))
 		var s seen
 		select {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/queuetest"
 	"github.com/hookd/hookd/redisqueue"
 )
 
@@ -83,9 +84,9 @@ func TestNamespacesAreIsolated(t *testing.T) {
 	store := openStore(t)
 	qa := newQueue(t, u, store, nil, nil)
 	qb := newQueue(t, u, store, nil, nil)
-	reca, recb := newRecorder(nil), newRecorder(nil)
-	start(t, qa, reca.handle)
-	start(t, qb, recb.handle)
+	reca, recb := queuetest.NewRecorder(nil), queuetest.NewRecorder(nil)
+	start(t, qa, reca.Handle)
+	start(t, qb, recb.Handle)
 
 	shared := hookd.Job{DeliveryID: "dlv_shared", Attempt: 1, Trigger: hookd.TriggerScheduled}
 	var ja, jb []hookd.Job
@@ -101,16 +102,16 @@ func TestNamespacesAreIsolated(t *testing.T) {
 	enqueue(t, store, qa, append(ja, shared)...)
 	enqueue(t, store, qb, append(jb, shared)...)
 
-	reca.wait(t, len(ja)+1, 10*time.Second)
-	recb.wait(t, len(jb)+1, 10*time.Second)
+	reca.Wait(t, len(ja)+1, 10*time.Second)
+	recb.Wait(t, len(jb)+1, 10*time.Second)
 	time.Sleep(settle)
 	for _, tc := range []struct {
 		name  string
-		rec   *recorder
+		rec   *queuetest.Recorder
 		own   string
 		count int
 	}{{qa.Namespace(), reca, "dlv_a_", len(ja)}, {qb.Namespace(), recb, "dlv_b_", len(jb)}} {
-		calls, _ := tc.rec.snapshot()
+		calls, _ := tc.rec.Snapshot()
 		n := perDelivery(calls)
 		for id, c := range n {
 			if id != shared.DeliveryID && !strings.HasPrefix(id, tc.own) {
@@ -134,8 +135,8 @@ func TestNotBeforeIsMetPrecisely(t *testing.T) {
 	u := redisURL(t)
 	store := openStore(t)
 	q := newQueue(t, u, store, nil, nil)
-	rec := newRecorder(nil)
-	start(t, q, rec.handle)
+	rec := queuetest.NewRecorder(nil)
+	start(t, q, rec.Handle)
 
 	jobs := map[string]hookd.Job{}
 	enqueuedAt := map[string]time.Time{}
@@ -153,21 +154,21 @@ func TestNotBeforeIsMetPrecisely(t *testing.T) {
 		// Spread the rounds over a second boundary or two: asynq schedules in whole seconds.
 		time.Sleep(350 * time.Millisecond)
 	}
-	rec.wait(t, len(jobs), 5*time.Second)
+	rec.Wait(t, len(jobs), 5*time.Second)
 	time.Sleep(settle)
-	calls, _ := rec.snapshot()
+	calls, _ := rec.Snapshot()
 	if len(calls) != len(jobs) {
 		t.Errorf("handler called %d times, want %d", len(calls), len(jobs))
 	}
 	for _, c := range calls {
-		j := jobs[c.job.DeliveryID]
-		late := c.at.Sub(j.NotBefore)
+		j := jobs[c.Job.DeliveryID]
+		late := c.At.Sub(j.NotBefore)
 		t.Logf("%s (%s lane): called %s after NotBefore", j.DeliveryID, j.Lane(), late)
-		if c.at.Before(j.NotBefore) {
+		if c.At.Before(j.NotBefore) {
 			t.Errorf("%s called %s before its NotBefore", j.DeliveryID, -late)
 		}
-		if due := enqueuedAt[j.DeliveryID].Add(ahead + bound); c.at.After(due) {
-			t.Errorf("%s called %s after enqueue + %s, want within %s", j.DeliveryID, c.at.Sub(due)+bound, ahead, bound)
+		if due := enqueuedAt[j.DeliveryID].Add(ahead + bound); c.At.After(due) {
+			t.Errorf("%s called %s after enqueue + %s, want within %s", j.DeliveryID, c.At.Sub(due)+bound, ahead, bound)
 		}
 	}
 }
@@ -181,31 +182,31 @@ func TestSnoozeLandsOnTime(t *testing.T) {
 	store := openStore(t)
 	q := newQueue(t, u, store, nil, nil)
 	snoozedAt := map[string]time.Time{}
-	rec := newRecorder(func(_ context.Context, j hookd.Job, n int) error {
+	rec := queuetest.NewRecorder(func(_ context.Context, j hookd.Job, n int) error {
 		if n == 1 {
 			return hookd.Snooze(snooze, "endpoint busy")
 		}
 		return nil
 	})
-	start(t, q, rec.handle)
+	start(t, q, rec.Handle)
 	var jobs []hookd.Job
 	for i := range 5 {
 		jobs = append(jobs, hookd.Job{DeliveryID: fmt.Sprintf("dlv_%d", i), Attempt: 2, Trigger: hookd.TriggerScheduled})
 	}
 	enqueue(t, store, q, jobs...)
-	calls := rec.wait(t, 2*len(jobs), 5*time.Second)
+	calls := rec.Wait(t, 2*len(jobs), 5*time.Second)
 	for _, c := range calls {
-		if _, ok := snoozedAt[c.job.DeliveryID]; !ok {
-			snoozedAt[c.job.DeliveryID] = c.at
+		if _, ok := snoozedAt[c.Job.DeliveryID]; !ok {
+			snoozedAt[c.Job.DeliveryID] = c.At
 			continue
 		}
-		gap := c.at.Sub(snoozedAt[c.job.DeliveryID])
-		t.Logf("%s ran again %s after it snoozed for %s", c.job.DeliveryID, gap, snooze)
+		gap := c.At.Sub(snoozedAt[c.Job.DeliveryID])
+		t.Logf("%s ran again %s after it snoozed for %s", c.Job.DeliveryID, gap, snooze)
 		if gap < snooze {
-			t.Errorf("%s ran again %s after it snoozed for %s", c.job.DeliveryID, gap, snooze)
+			t.Errorf("%s ran again %s after it snoozed for %s", c.Job.DeliveryID, gap, snooze)
 		}
 		if gap > snooze+bound {
-			t.Errorf("%s ran again %s after it snoozed for %s, want within %s of the snooze", c.job.DeliveryID, gap, snooze, bound)
+			t.Errorf("%s ran again %s after it snoozed for %s, want within %s of the snooze", c.Job.DeliveryID, gap, snooze, bound)
 		}
 	}
 }
@@ -217,18 +218,18 @@ func TestRestartAfterStop(t *testing.T) {
 	u := redisURL(t)
 	store := openStore(t)
 	q := newQueue(t, u, store, nil, nil)
-	rec := newRecorder(nil)
+	rec := queuetest.NewRecorder(nil)
 	for i := range 3 {
 		j := hookd.Job{DeliveryID: fmt.Sprintf("dlv_%d", i), Attempt: 1, Trigger: hookd.TriggerScheduled}
 		enqueue(t, store, q, j)
-		start(t, q, rec.handle)
-		rec.wait(t, i+1, 5*time.Second)
+		start(t, q, rec.Handle)
+		rec.Wait(t, i+1, 5*time.Second)
 		if err := q.Stop(t.Context()); err != nil {
 			t.Fatalf("Stop %d: %v", i+1, err)
 		}
 	}
 	time.Sleep(settle)
-	calls, _ := rec.snapshot()
+	calls, _ := rec.Snapshot()
 	for id, n := range perDelivery(calls) {
 		if n != 1 {
 			t.Errorf("%s handled %d times, want once", id, n)
@@ -240,7 +241,7 @@ func TestRestartAfterStop(t *testing.T) {
 	if err := q.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if err := q.Start(t.Context(), rec.handle); !errors.Is(err, redisqueue.ErrClosed) {
+	if err := q.Start(t.Context(), rec.Handle); !errors.Is(err, redisqueue.ErrClosed) {
 		t.Errorf("Start after Close returned %v, want ErrClosed", err)
 	}
 }

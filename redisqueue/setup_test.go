@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/queuetest"
 	"github.com/hookd/hookd/redisqueue"
 	"github.com/hookd/hookd/sqlite"
 	"github.com/redis/go-redis/v9"
@@ -168,74 +168,11 @@ func enqueue(t testing.TB, store hookd.Store, q hookd.Queue, jobs ...hookd.Job) 
 	}
 }
 
-// call is one call of a recorded handler.
-type call struct {
-	job hookd.Job
-	at  time.Time
-}
-
-// recorder is a JobHandler that records its calls and answers with fn (nil: always nil).
-type recorder struct {
-	fn func(ctx context.Context, job hookd.Job, n int) error
-
-	mu    sync.Mutex
-	calls []call
-	wake  chan struct{} // closed and replaced at every call
-}
-
-func newRecorder(fn func(ctx context.Context, job hookd.Job, n int) error) *recorder {
-	return &recorder{fn: fn, wake: make(chan struct{})}
-}
-
-// handle is the hookd.JobHandler. n given to fn counts calls for the job's delivery, from 1.
-func (r *recorder) handle(ctx context.Context, job hookd.Job) error {
-	now := time.Now()
-	r.mu.Lock()
-	r.calls = append(r.calls, call{job: job, at: now})
-	n := 0
-	for _, c := range r.calls {
-		if c.job.DeliveryID == job.DeliveryID {
-			n++
-		}
-	}
-	close(r.wake)
-	r.wake = make(chan struct{})
-	r.mu.Unlock()
-	if r.fn == nil {
-		return nil
-	}
-	return r.fn(ctx, job, n)
-}
-
-func (r *recorder) snapshot() ([]call, <-chan struct{}) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]call(nil), r.calls...), r.wake
-}
-
-// wait returns the calls once there are at least n, failing the test after timeout.
-func (r *recorder) wait(t testing.TB, n int, timeout time.Duration) []call {
-	t.Helper()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		calls, wake := r.snapshot()
-		if len(calls) >= n {
-			return calls
-		}
-		select {
-		case <-wake:
-		case <-deadline.C:
-			t.Fatalf("handler called %d times in %s, want %d", len(calls), timeout, n)
-		}
-	}
-}
-
 // perDelivery counts calls by delivery id.
-func perDelivery(calls []call) map[string]int {
+func perDelivery(calls []queuetest.Call) map[string]int {
 	n := make(map[string]int, len(calls))
 	for _, c := range calls {
-		n[c.job.DeliveryID]++
+		n[c.Job.DeliveryID]++
 	}
 	return n
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/queuetest"
 	"github.com/hookd/hookd/redisqueue"
 	"github.com/hookd/hookd/sqlite"
 )
@@ -96,14 +97,14 @@ func (b *sweepBundle) writeDeliveries(t *testing.T, created time.Time, attempts 
 // longer pending, or whose attempt was made, is dropped (a sweep that read the delivery just
 // before it was delivered may enqueue its job again); any other marks the delivery delivered and
 // is recorded in rec.
-func (b *sweepBundle) deliver(rec *recorder) hookd.JobHandler {
+func (b *sweepBundle) deliver(rec *queuetest.Recorder) hookd.JobHandler {
 	return func(ctx context.Context, job hookd.Job) error {
 		return b.store.InTx(ctx, func(tx hookd.Tx) error {
 			d, err := tx.GetDelivery(ctx, job.DeliveryID)
 			if err != nil || d.Status != hookd.DeliveryPending || job.Attempt != d.Attempts+1 {
 				return err
 			}
-			_ = rec.handle(ctx, job)
+			_ = rec.Handle(ctx, job)
 			return tx.SetDeliveryStatus(ctx, job.DeliveryID, hookd.DeliveryDelivered, nil, "", time.Now())
 		})
 	}
@@ -123,7 +124,7 @@ func (b *sweepBundle) sweep(t *testing.T, what string, want int) {
 
 // checkOnce fails the test unless calls are exactly one per delivery of ds, each with the job the
 // sweeper makes of it.
-func checkOnce(t *testing.T, calls []call, ds []hookd.Delivery) {
+func checkOnce(t *testing.T, calls []queuetest.Call, ds []hookd.Delivery) {
 	t.Helper()
 	n := perDelivery(calls)
 	if len(n) != len(ds) {
@@ -137,7 +138,7 @@ func checkOnce(t *testing.T, calls []call, ds []hookd.Delivery) {
 		}
 	}
 	for _, c := range calls {
-		d, ok := byID[c.job.DeliveryID]
+		d, ok := byID[c.Job.DeliveryID]
 		if !ok {
 			continue
 		}
@@ -145,9 +146,9 @@ func checkOnce(t *testing.T, calls []call, ds []hookd.Delivery) {
 		if d.NextAttemptAt != nil {
 			want.NotBefore = *d.NextAttemptAt
 		}
-		if c.job.DeliveryID != want.DeliveryID || c.job.Attempt != want.Attempt || c.job.Trigger != want.Trigger ||
-			!c.job.NotBefore.Truncate(time.Microsecond).Equal(want.NotBefore.Truncate(time.Microsecond)) {
-			t.Errorf("handler got %+v, want %+v", c.job, want)
+		if c.Job.DeliveryID != want.DeliveryID || c.Job.Attempt != want.Attempt || c.Job.Trigger != want.Trigger ||
+			!c.Job.NotBefore.Truncate(time.Microsecond).Equal(want.NotBefore.Truncate(time.Microsecond)) {
+			t.Errorf("handler got %+v, want %+v", c.Job, want)
 		}
 	}
 }
@@ -172,11 +173,11 @@ func TestSweepEnqueuesDeliveriesWithoutJob(t *testing.T) {
 	b.sweep(t, "first sweep", len(stranded))
 	b.sweep(t, "second sweep, with the jobs waiting", 0)
 
-	rec := newRecorder(nil)
+	rec := queuetest.NewRecorder(nil)
 	start(t, b.q, b.deliver(rec))
-	calls := rec.wait(t, len(stranded), 10*time.Second)
+	calls := rec.Wait(t, len(stranded), 10*time.Second)
 	time.Sleep(settle)
-	calls, _ = rec.snapshot()
+	calls, _ = rec.Snapshot()
 	checkOnce(t, calls, stranded)
 	b.sweep(t, "sweep after the deliveries were delivered", 0)
 }
@@ -201,11 +202,11 @@ func TestSweepRestoresJobsAfterRedisFlush(t *testing.T) {
 	}
 
 	b.sweep(t, "sweep after FLUSHDB", len(ds))
-	rec := newRecorder(nil)
+	rec := queuetest.NewRecorder(nil)
 	start(t, b.q, b.deliver(rec))
-	rec.wait(t, len(ds), 10*time.Second)
+	rec.Wait(t, len(ds), 10*time.Second)
 	time.Sleep(settle)
-	calls, _ := rec.snapshot()
+	calls, _ := rec.Snapshot()
 	checkOnce(t, calls, ds)
 }
 
@@ -216,15 +217,15 @@ func TestSweeperRunsAtStartAndOnItsInterval(t *testing.T) {
 	b := setupSweep(t, redisURL(t), &redisqueue.Config{SweepInterval: 100 * time.Millisecond, SweepAfter: 50 * time.Millisecond})
 	created := time.Now().Add(-time.Second)
 	atStart := b.writeDeliveries(t, created, 0, &created, nil)
-	rec := newRecorder(nil)
+	rec := queuetest.NewRecorder(nil)
 	start(t, b.q, b.deliver(rec))
-	rec.wait(t, len(atStart), 5*time.Second)
+	rec.Wait(t, len(atStart), 5*time.Second)
 
 	now := time.Now()
 	later := b.writeDeliveries(t, now, 0, &now, nil)
-	calls := rec.wait(t, len(atStart)+len(later), 5*time.Second)
+	calls := rec.Wait(t, len(atStart)+len(later), 5*time.Second)
 	time.Sleep(settle)
-	calls, _ = rec.snapshot()
+	calls, _ = rec.Snapshot()
 	checkOnce(t, calls, append(atStart, later...))
 }
 
@@ -260,11 +261,11 @@ func TestOverlappingSweepsEnqueueEachJobOnce(t *testing.T) {
 	if total != len(ds) {
 		t.Errorf("the overlapping sweeps enqueued %d jobs in all, want %d", total, len(ds))
 	}
-	rec := newRecorder(nil)
+	rec := queuetest.NewRecorder(nil)
 	start(t, other, b.deliver(rec))
-	rec.wait(t, len(ds), 10*time.Second)
+	rec.Wait(t, len(ds), 10*time.Second)
 	time.Sleep(settle)
-	calls, _ := rec.snapshot()
+	calls, _ := rec.Snapshot()
 	checkOnce(t, calls, ds)
 }
 
@@ -295,11 +296,11 @@ func TestEnqueueFailureAfterCommitIsLeftToSweeper(t *testing.T) {
 	}
 
 	b.sweep(t, "sweep after the failed enqueue", len(ds))
-	rec := newRecorder(nil)
+	rec := queuetest.NewRecorder(nil)
 	start(t, b.q, b.deliver(rec))
-	rec.wait(t, len(ds), 10*time.Second)
+	rec.Wait(t, len(ds), 10*time.Second)
 	time.Sleep(settle)
-	calls, _ := rec.snapshot()
+	calls, _ := rec.Snapshot()
 	checkOnce(t, calls, ds)
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/queuetest"
 	"github.com/hookd/hookd/riverqueue"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 )
@@ -17,17 +18,17 @@ func TestEnqueueTxCommittedIsWorkedOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	q := newQueue(t, b.db, nil)
-	start(t, q, b.rec.handle)
+	start(t, q, b.rec.Handle)
 
 	want := hookd.Job{DeliveryID: "dlv_1", Attempt: 1, Trigger: hookd.TriggerScheduled}
 	enqueue(t, b.db, q, want)
 
-	calls := b.rec.wait(t, 1, 5*time.Second)
-	if calls[0].job != want {
-		t.Errorf("handler got %+v, want %+v", calls[0].job, want)
+	calls := b.rec.Wait(t, 1, 5*time.Second)
+	if calls[0].Job != want {
+		t.Errorf("handler got %+v, want %+v", calls[0].Job, want)
 	}
 	waitState(t, b.db, "completed", 5*time.Second)
-	if calls, _ := b.rec.snapshot(); len(calls) != 1 {
+	if calls, _ := b.rec.Snapshot(); len(calls) != 1 {
 		t.Errorf("handler called %d times, want 1", len(calls))
 	}
 }
@@ -36,7 +37,7 @@ func TestEnqueueTxRolledBackIsNeverWorked(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	q := newQueue(t, b.db, nil)
-	start(t, q, b.rec.handle)
+	start(t, q, b.rec.Handle)
 
 	ctx := context.Background()
 	tx, err := b.db.BeginTx(ctx, nil)
@@ -51,7 +52,7 @@ func TestEnqueueTxRolledBackIsNeverWorked(t *testing.T) {
 	}
 
 	time.Sleep(500 * time.Millisecond)
-	if calls, _ := b.rec.snapshot(); len(calls) != 0 {
+	if calls, _ := b.rec.Snapshot(); len(calls) != 0 {
 		t.Errorf("handler called %d times for a rolled-back job", len(calls))
 	}
 	if rows := jobRows(t, b.db); len(rows) != 0 {
@@ -64,8 +65,8 @@ func TestEnqueueTxBeforeStart(t *testing.T) {
 	b := setup(t)
 	q := newQueue(t, b.db, nil)
 	enqueue(t, b.db, q, hookd.Job{DeliveryID: "dlv_1", Attempt: 1})
-	start(t, q, b.rec.handle)
-	b.rec.wait(t, 1, 5*time.Second)
+	start(t, q, b.rec.Handle)
+	b.rec.Wait(t, 1, 5*time.Second)
 }
 
 func TestEnqueueTxUnsupportedTx(t *testing.T) {
@@ -138,11 +139,11 @@ func TestNotBeforeNear(t *testing.T) {
 	// Not parallel: the bound is on timing, so the test runs alone.
 	b := setup(t)
 	q := newQueue(t, b.db, nil)
-	start(t, q, b.rec.handle)
+	start(t, q, b.rec.Handle)
 	// Measure a running queue, not River's start-up.
 	enqueue(t, b.db, q, hookd.Job{DeliveryID: "warm-up", Attempt: 1}, hookd.Job{DeliveryID: "warm-up", Attempt: 2})
-	b.rec.wait(t, 2, 5*time.Second)
-	b.rec.reset()
+	b.rec.Wait(t, 2, 5*time.Second)
+	b.rec.Reset()
 
 	now := time.Now()
 	want := map[string]time.Time{}
@@ -158,15 +159,15 @@ func TestNotBeforeNear(t *testing.T) {
 	}
 	enqueue(t, b.db, q, jobs...)
 
-	for _, c := range b.rec.wait(t, len(jobs), 5*time.Second) {
-		late := c.at.Sub(c.job.NotBefore)
-		t.Logf("%s (%s lane, due in %s): %s after NotBefore", c.job.DeliveryID, c.job.Lane(),
-			c.job.NotBefore.Sub(now).Round(time.Millisecond), late)
+	for _, c := range b.rec.Wait(t, len(jobs), 5*time.Second) {
+		late := c.At.Sub(c.Job.NotBefore)
+		t.Logf("%s (%s lane, due in %s): %s after NotBefore", c.Job.DeliveryID, c.Job.Lane(),
+			c.Job.NotBefore.Sub(now).Round(time.Millisecond), late)
 		if late < 0 || late > lateBound(100*time.Millisecond) {
-			t.Errorf("%s called %s after NotBefore, want within [0, %s]", c.job.DeliveryID, late, lateBound(100*time.Millisecond))
+			t.Errorf("%s called %s after NotBefore, want within [0, %s]", c.Job.DeliveryID, late, lateBound(100*time.Millisecond))
 		}
-		if nb := want[c.job.DeliveryID]; !c.job.NotBefore.Equal(nb.Truncate(time.Microsecond)) {
-			t.Errorf("%s NotBefore %s, want %s", c.job.DeliveryID, c.job.NotBefore, nb)
+		if nb := want[c.Job.DeliveryID]; !c.Job.NotBefore.Equal(nb.Truncate(time.Microsecond)) {
+			t.Errorf("%s NotBefore %s, want %s", c.Job.DeliveryID, c.Job.NotBefore, nb)
 		}
 	}
 }
@@ -189,7 +190,7 @@ func TestNotBeforeFar(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	q := newQueue(t, b.db, nil)
-	start(t, q, b.rec.handle)
+	start(t, q, b.rec.Handle)
 
 	notBefore := time.Now().Add(6 * time.Second)
 	enqueue(t, b.db, q, hookd.Job{DeliveryID: "dlv_1", Attempt: 2, NotBefore: notBefore})
@@ -197,8 +198,8 @@ func TestNotBeforeFar(t *testing.T) {
 		t.Errorf("job inserted %s, want scheduled", rows[0].state)
 	}
 
-	c := b.rec.wait(t, 1, 10*time.Second)[0]
-	late := c.at.Sub(notBefore)
+	c := b.rec.Wait(t, 1, 10*time.Second)[0]
+	late := c.At.Sub(notBefore)
 	t.Logf("called %s after NotBefore", late)
 	if late < 0 {
 		t.Errorf("called %s before NotBefore", -late)
@@ -211,18 +212,18 @@ func TestNotBeforeFar(t *testing.T) {
 func TestSnoozeUsesNoAttempt(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	rec := newRecorder(func(_ context.Context, _ hookd.Job, n int) error {
+	rec := queuetest.NewRecorder(func(_ context.Context, _ hookd.Job, n int) error {
 		if n == 1 {
 			return hookd.Snooze(150*time.Millisecond, "endpoint busy")
 		}
 		return nil
 	})
 	q := newQueue(t, b.db, nil)
-	start(t, q, rec.handle)
+	start(t, q, rec.Handle)
 	enqueue(t, b.db, q, hookd.Job{DeliveryID: "dlv_1", Attempt: 2})
 
-	calls := rec.wait(t, 2, 5*time.Second)
-	if gap := calls[1].at.Sub(calls[0].at); gap < 150*time.Millisecond {
+	calls := rec.Wait(t, 2, 5*time.Second)
+	if gap := calls[1].At.Sub(calls[0].At); gap < 150*time.Millisecond {
 		t.Errorf("second call %s after the first, want at least 150ms", gap)
 	}
 	rows := waitState(t, b.db, "completed", 5*time.Second)
@@ -235,23 +236,23 @@ func TestErrorIsRetried(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	errLocked := errors.New("database is locked")
-	rec := newRecorder(func(_ context.Context, _ hookd.Job, n int) error {
+	rec := queuetest.NewRecorder(func(_ context.Context, _ hookd.Job, n int) error {
 		if n == 1 {
 			return errLocked
 		}
 		return nil
 	})
 	q := newQueue(t, b.db, nil)
-	start(t, q, rec.handle)
+	start(t, q, rec.Handle)
 	want := hookd.Job{DeliveryID: "dlv_1", Attempt: 1, Trigger: hookd.TriggerScheduled}
 	enqueue(t, b.db, q, want)
 
-	calls := rec.wait(t, 2, 5*time.Second)
-	if calls[1].job != want {
-		t.Errorf("retry got %+v, want %+v", calls[1].job, want)
+	calls := rec.Wait(t, 2, 5*time.Second)
+	if calls[1].Job != want {
+		t.Errorf("retry got %+v, want %+v", calls[1].Job, want)
 	}
 	// The first retry comes after 1 s; allow for River's completer and the lane's poll.
-	if gap := calls[1].at.Sub(calls[0].at); gap < time.Second || gap > time.Second+lateBound(500*time.Millisecond) {
+	if gap := calls[1].At.Sub(calls[0].At); gap < time.Second || gap > time.Second+lateBound(500*time.Millisecond) {
 		t.Errorf("retry %s after the failure, want about 1s", gap)
 	}
 	waitState(t, b.db, "completed", 5*time.Second)
@@ -261,15 +262,15 @@ func TestStopDrainsJobInFlight(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	finished := make(chan struct{})
-	rec := newRecorder(func(context.Context, hookd.Job, int) error {
+	rec := queuetest.NewRecorder(func(context.Context, hookd.Job, int) error {
 		time.Sleep(300 * time.Millisecond)
 		close(finished)
 		return nil
 	})
 	q := newQueue(t, b.db, nil)
-	start(t, q, rec.handle)
+	start(t, q, rec.Handle)
 	enqueue(t, b.db, q, hookd.Job{DeliveryID: "dlv_1", Attempt: 1})
-	rec.wait(t, 1, 5*time.Second)
+	rec.Wait(t, 1, 5*time.Second)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -290,16 +291,16 @@ func TestStopShortContextCancelsAndJobRunsAgain(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	returned := make(chan struct{})
-	rec := newRecorder(func(ctx context.Context, _ hookd.Job, _ int) error {
+	rec := queuetest.NewRecorder(func(ctx context.Context, _ hookd.Job, _ int) error {
 		defer close(returned)
 		<-ctx.Done()
 		return fmt.Errorf("post: %w", ctx.Err())
 	})
 	q := newQueue(t, b.db, nil)
-	start(t, q, rec.handle)
+	start(t, q, rec.Handle)
 	job := hookd.Job{DeliveryID: "dlv_1", Attempt: 1, Trigger: hookd.TriggerScheduled}
 	enqueue(t, b.db, q, job)
-	rec.wait(t, 1, 5*time.Second)
+	rec.Wait(t, 1, 5*time.Second)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -315,7 +316,7 @@ func TestStopShortContextCancelsAndJobRunsAgain(t *testing.T) {
 		t.Error("Stop returned while the cancelled handler was still running")
 	}
 	time.Sleep(300 * time.Millisecond)
-	if calls, _ := rec.snapshot(); len(calls) != 1 {
+	if calls, _ := rec.Snapshot(); len(calls) != 1 {
 		t.Errorf("handler called %d times, want 1 (none after Stop)", len(calls))
 	}
 	rows := jobRows(t, b.db)
@@ -325,10 +326,10 @@ func TestStopShortContextCancelsAndJobRunsAgain(t *testing.T) {
 
 	// A new queue on the same file, as after a restart, works the job again.
 	db2 := openDB(t, b.path)
-	rec2 := newRecorder(nil)
+	rec2 := queuetest.NewRecorder(nil)
 	q2 := newQueue(t, db2, nil)
-	start(t, q2, rec2.handle)
-	if got := rec2.wait(t, 1, 5*time.Second)[0].job; got != job {
+	start(t, q2, rec2.Handle)
+	if got := rec2.Wait(t, 1, 5*time.Second)[0].Job; got != job {
 		t.Errorf("restarted queue got %+v, want %+v", got, job)
 	}
 }
@@ -337,17 +338,17 @@ func TestStartTwice(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	q := newQueue(t, b.db, nil)
-	start(t, q, b.rec.handle)
-	if err := q.Start(context.Background(), b.rec.handle); !errors.Is(err, riverqueue.ErrAlreadyStarted) {
+	start(t, q, b.rec.Handle)
+	if err := q.Start(context.Background(), b.rec.Handle); !errors.Is(err, riverqueue.ErrAlreadyStarted) {
 		t.Errorf("second Start: %v, want ErrAlreadyStarted", err)
 	}
 	if err := q.Stop(context.Background()); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
 	// Started again after Stop, it works jobs.
-	start(t, q, b.rec.handle)
+	start(t, q, b.rec.Handle)
 	enqueue(t, b.db, q, hookd.Job{DeliveryID: "dlv_1", Attempt: 1})
-	b.rec.wait(t, 1, 5*time.Second)
+	b.rec.Wait(t, 1, 5*time.Second)
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {

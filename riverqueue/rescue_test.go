@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/queuetest"
 	"github.com/hookd/hookd/riverqueue"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 )
@@ -69,17 +70,17 @@ func TestRescueOnStartAfterCrash(t *testing.T) {
 	}
 
 	// The restarted process.
-	rec := newRecorder(nil)
+	rec := queuetest.NewRecorder(nil)
 	q := newQueue(t, b.db, &riverqueue.Config{RescueOnStart: true})
 	began := time.Now()
-	start(t, q, rec.handle)
-	c := rec.wait(t, 1, 5*time.Second)[0]
-	t.Logf("rescued job worked %s after Start", c.at.Sub(began))
-	if c.at.Sub(began) > time.Second {
-		t.Errorf("rescued job worked %s after Start, want within 1s", c.at.Sub(began))
+	start(t, q, rec.Handle)
+	c := rec.Wait(t, 1, 5*time.Second)[0]
+	t.Logf("rescued job worked %s after Start", c.At.Sub(began))
+	if c.At.Sub(began) > time.Second {
+		t.Errorf("rescued job worked %s after Start, want within 1s", c.At.Sub(began))
 	}
-	if want := crashJob(); c.job != want {
-		t.Errorf("rescued job %+v, want %+v", c.job, want)
+	if want := crashJob(); c.Job != want {
+		t.Errorf("rescued job %+v, want %+v", c.Job, want)
 	}
 	rows = waitState(t, b.db, "completed", 5*time.Second)
 	if rows[0].attempt != 1 {
@@ -109,10 +110,10 @@ func TestCrashHelperProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := newRecorder(func(context.Context, hookd.Job, int) error { select {} })
-	start(t, q, rec.handle)
+	rec := queuetest.NewRecorder(func(context.Context, hookd.Job, int) error { select {} })
+	start(t, q, rec.Handle)
 	enqueue(t, db, q, crashJob())
-	rec.wait(t, 1, 20*time.Second)
+	rec.Wait(t, 1, 20*time.Second)
 	for leaderRows(t, db) == 0 {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -145,8 +146,8 @@ func TestRescueOnStartLeavesOtherKinds(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	start(t, q, b.rec.handle)
-	b.rec.wait(t, 1, 2*time.Second)
+	start(t, q, b.rec.Handle)
+	b.rec.Wait(t, 1, 2*time.Second)
 
 	var state string
 	if err := b.db.QueryRow(`SELECT state FROM river_job WHERE kind = 'other_kind'`).Scan(&state); err != nil {

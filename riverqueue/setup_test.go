@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/queuetest"
 	"github.com/hookd/hookd/riverqueue"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
@@ -34,7 +34,7 @@ func openDB(t testing.TB, path string) *sql.DB {
 type bundle struct {
 	path string
 	db   *sql.DB
-	rec  *recorder
+	rec  *queuetest.Recorder
 }
 
 // setup creates a SQLite file in a temporary directory and runs River's migrations on it.
@@ -49,7 +49,7 @@ func setup(t testing.TB) *bundle {
 	if _, err := m.Migrate(context.Background(), rivermigrate.DirectionUp, nil); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	return &bundle{path: path, db: db, rec: newRecorder(nil)}
+	return &bundle{path: path, db: db, rec: queuetest.NewRecorder(nil)}
 }
 
 // newQueue builds a queue on db and stops it when the test ends.
@@ -103,76 +103,6 @@ func enqueue(t testing.TB, db *sql.DB, q hookd.Queue, jobs ...hookd.Job) {
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatalf("commit: %v", err)
-	}
-}
-
-// call is one call of the recorded handler.
-type call struct {
-	job hookd.Job
-	at  time.Time
-}
-
-// recorder is a JobHandler that records its calls and answers with fn (nil: always nil).
-type recorder struct {
-	fn func(ctx context.Context, job hookd.Job, n int) error
-
-	mu    sync.Mutex
-	calls []call
-	wake  chan struct{} // closed and replaced at every call
-}
-
-func newRecorder(fn func(ctx context.Context, job hookd.Job, n int) error) *recorder {
-	return &recorder{fn: fn, wake: make(chan struct{})}
-}
-
-// handle is the hookd.JobHandler. n given to fn counts calls for the job's delivery, from 1.
-func (r *recorder) handle(ctx context.Context, job hookd.Job) error {
-	now := time.Now()
-	r.mu.Lock()
-	r.calls = append(r.calls, call{job: job, at: now})
-	n := 0
-	for _, c := range r.calls {
-		if c.job.DeliveryID == job.DeliveryID {
-			n++
-		}
-	}
-	close(r.wake)
-	r.wake = make(chan struct{})
-	r.mu.Unlock()
-	if r.fn == nil {
-		return nil
-	}
-	return r.fn(ctx, job, n)
-}
-
-// snapshot returns the calls so far.
-func (r *recorder) snapshot() ([]call, <-chan struct{}) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]call(nil), r.calls...), r.wake
-}
-
-// reset forgets the calls so far.
-func (r *recorder) reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls = nil
-}
-
-// wait returns the calls once there are at least n, failing the test after timeout.
-func (r *recorder) wait(t testing.TB, n int, timeout time.Duration) []call {
-	t.Helper()
-	deadline := time.After(timeout)
-	for {
-		calls, wake := r.snapshot()
-		if len(calls) >= n {
-			return calls
-		}
-		select {
-		case <-wake:
-		case <-deadline:
-			t.Fatalf("handler called %d times in %s, want %d", len(calls), timeout, n)
-		}
 	}
 }
 
