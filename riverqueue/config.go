@@ -10,18 +10,6 @@ import (
 // Config tunes the River client behind a Queue. A nil *Config, and every zero field, means the
 // default written at the end of the field's comment.
 type Config struct {
-	// RescueOnStart, at the first Start, before River starts, moves every job of hookd's kind that
-	// is still marked running back to available (its attempt given back, due now) and deletes
-	// River's leader row, in one transaction. A process killed while it worked jobs leaves them
-	// running; without this option River rescues them only after RescueStuckJobsAfter (JobTimeout
-	// plus 30 s) and a leader is elected again (up to about 15 s more).
-	//
-	// CORRECT ONLY WHEN ONE PROCESS USES THE DATABASE, as with the embedded SQLite store: with two
-	// processes, the one that starts takes the other's running jobs away from it (they run twice)
-	// and deposes its leader. Never enable it on a database shared by several hookd processes.
-	//
-	// Default: false.
-	RescueOnStart bool
 	// FetchCooldown is the least time between two fetches of one lane; it bounds throughput.
 	// Default: 2 ms.
 	FetchCooldown time.Duration

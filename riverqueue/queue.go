@@ -26,8 +26,7 @@
 // # Crash recovery
 //
 // A job that was running when its process died stays running until River's rescuer takes it
-// back, after JobTimeout plus about 30 s. For a database that one process uses alone (embedded
-// SQLite), Config.RescueOnStart takes such jobs back at Start instead.
+// back, after JobTimeout plus about 30 s (and a leader elected, if the dead process led).
 //
 // # Results
 //
@@ -80,7 +79,6 @@ type Queue[TTx any] struct {
 
 	mu      sync.Mutex // serializes Start and Stop
 	started bool
-	rescued bool
 }
 
 // New builds a Queue on driver (riversqlite.New(db) for SQLite). qcfg sizes the lanes (nil:
@@ -181,12 +179,11 @@ func (q *Queue[TTx]) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Jo
 	return nil
 }
 
-// Start begins working jobs with h and returns. With Config.RescueOnStart it first moves jobs
-// left running by a dead process back to available (the first Start only). Cancelling ctx stops
-// the queue as Stop does, with running jobs given up to the job timeout to finish.
+// Start begins working jobs with h and returns. Cancelling ctx stops the queue as Stop does, with
+// running jobs given up to the job timeout to finish.
 //
-// Do not call Start while holding a transaction on a single-connection database (SQLite): the
-// rescue and River's start need the connection.
+// Do not call Start while holding a transaction on a single-connection database (SQLite): River's
+// start needs the connection.
 func (q *Queue[TTx]) Start(ctx context.Context, h hookd.JobHandler) error {
 	if h == nil {
 		return invalid("handler", "is nil")
@@ -198,16 +195,6 @@ func (q *Queue[TTx]) Start(ctx context.Context, h hookd.JobHandler) error {
 		case <-q.client.Stopped(): // stopped through Start's context; may start again
 		default:
 			return ErrAlreadyStarted
-		}
-	}
-	if q.cfg.RescueOnStart && !q.rescued {
-		n, err := rescueRunning(ctx, q.driver.GetExecutor(), time.Now())
-		if err != nil {
-			return err
-		}
-		q.rescued = true
-		if n > 0 {
-			q.logger.LogAttrs(ctx, slog.LevelInfo, "hookd jobs left running by a previous process made available", slog.Int("jobs", n))
 		}
 	}
 	q.worker.handler.Store(&h)
