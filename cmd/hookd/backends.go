@@ -118,7 +118,17 @@ func parseQueue(c *serveConfig, v string) error {
 		return nil
 	}
 	u, err := url.Parse(v)
-	if err != nil || !(u.Scheme == "redis" || u.Scheme == "rediss") && u.Scheme != "unix" || u.Scheme != "unix" && u.Host == "" {
+	ok := err == nil
+	if ok {
+		switch u.Scheme {
+		case "redis", "rediss":
+			ok = u.Host != ""
+		case "unix":
+		default:
+			ok = false
+		}
+	}
+	if !ok {
 		return errors.New("use redis://[USER:PASSWORD@]HOST:PORT[/DB], rediss:// for TLS or unix:///PATH, or leave it unset for the database's own queue")
 	}
 	c.queueURL = v
