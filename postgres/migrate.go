@@ -4,13 +4,9 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"github.com/hookd/hookd/internal/migrations"
 	"hash/fnv"
-	"io/fs"
 	"log/slog"
-	"path"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -23,40 +19,6 @@ import (
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
-
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func loadMigrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		version, err := strconv.Atoi(num)
-		if !ok || err != nil || version <= 0 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive version and '_'", base)
-		}
-		body, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: version, name: strings.TrimSuffix(base, ".sql"), sql: string(body)})
-	}
-	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
-	for i := 1; i < len(out); i++ {
-		if out[i].version == out[i-1].version {
-			return nil, fmt.Errorf("migrations %s and %s share version %d", out[i-1].name, out[i].name, out[i].version)
-		}
-	}
-	return out, nil
-}
 
 // Migrate brings the schema of the database at url, hookd's and River's, up to date and returns;
 // Open does the same before it returns a Store. cfg's Schema and Logger apply (nil: defaults).
@@ -117,7 +79,7 @@ func migrationLockKey(schema string) int64 {
 // migrateHookd applies hookd's pending migrations in one transaction, recording each in
 // hookd_migrations.
 func migrateHookd(ctx context.Context, conn *pgx.Conn, logger *slog.Logger) error {
-	migrations, err := loadMigrations()
+	all, err := migrations.Load(migrationFiles)
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
@@ -137,17 +99,17 @@ func migrateHookd(ctx context.Context, conn *pgx.Conn, logger *slog.Logger) erro
 	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM hookd_migrations`).Scan(&current); err != nil {
 		return fmt.Errorf("migrate: read version: %w", err)
 	}
-	var applied []migration
-	for _, m := range migrations {
-		if m.version <= current {
+	var applied []migrations.Migration
+	for _, m := range all {
+		if m.Version <= current {
 			continue
 		}
 		// Without arguments pgx sends the file with the simple protocol: several statements.
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return fmt.Errorf("migrate: apply %s: %w", m.name, err)
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migrate: apply %s: %w", m.Name, err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO hookd_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-			return fmt.Errorf("migrate: record %s: %w", m.name, err)
+		if _, err := tx.Exec(ctx, `INSERT INTO hookd_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+			return fmt.Errorf("migrate: record %s: %w", m.Name, err)
 		}
 		applied = append(applied, m)
 	}
@@ -155,9 +117,9 @@ func migrateHookd(ctx context.Context, conn *pgx.Conn, logger *slog.Logger) erro
 		return fmt.Errorf("migrate: commit: %w", err)
 	}
 	for _, m := range applied {
-		logger.InfoContext(ctx, "hookd migration applied", "version", m.version, "name", m.name)
+		logger.InfoContext(ctx, "hookd migration applied", "version", m.Version, "name", m.Name)
 	}
-	if len(applied) == 0 && len(migrations) > 0 && current > migrations[len(migrations)-1].version {
+	if len(applied) == 0 && len(all) > 0 && current > all[len(all)-1].Version {
 		logger.WarnContext(ctx, "hookd schema is newer than this build", "schema_version", current)
 	}
 	return nil

@@ -5,12 +5,8 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
+	"github.com/hookd/hookd/internal/migrations"
 	"log/slog"
-	"path"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -20,45 +16,11 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func loadMigrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		version, err := strconv.Atoi(num)
-		if !ok || err != nil || version <= 0 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive version and '_'", base)
-		}
-		body, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: version, name: strings.TrimSuffix(base, ".sql"), sql: string(body)})
-	}
-	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
-	for i := 1; i < len(out); i++ {
-		if out[i].version == out[i-1].version {
-			return nil, fmt.Errorf("migrations %s and %s share version %d", out[i-1].name, out[i].name, out[i].version)
-		}
-	}
-	return out, nil
-}
-
 // migrate applies hookd's pending migrations in one transaction, recording each in
 // hookd_migrations. The transaction takes the write lock first (_txlock=immediate), so two
 // processes opening one new file apply the migrations once.
 func migrate(ctx context.Context, db *sql.DB, logger *slog.Logger) error {
-	migrations, err := loadMigrations()
+	all, err := migrations.Load(migrationFiles)
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
@@ -79,24 +41,24 @@ func migrate(ctx context.Context, db *sql.DB, logger *slog.Logger) error {
 		return fmt.Errorf("migrate: read version: %w", err)
 	}
 	applied := 0
-	for _, m := range migrations {
-		if m.version <= current {
+	for _, m := range all {
+		if m.Version <= current {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("migrate: apply %s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migrate: apply %s: %w", m.Name, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO hookd_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-			m.version, m.name, time.Now().UnixMicro()); err != nil {
-			return fmt.Errorf("migrate: record %s: %w", m.name, err)
+			m.Version, m.Name, time.Now().UnixMicro()); err != nil {
+			return fmt.Errorf("migrate: record %s: %w", m.Name, err)
 		}
-		logger.InfoContext(ctx, "hookd migration applied", "version", m.version, "name", m.name)
+		logger.InfoContext(ctx, "hookd migration applied", "version", m.Version, "name", m.Name)
 		applied++
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("migrate: commit: %w", err)
 	}
-	if applied == 0 && len(migrations) > 0 && current > migrations[len(migrations)-1].version {
+	if applied == 0 && len(all) > 0 && current > all[len(all)-1].Version {
 		logger.WarnContext(ctx, "hookd schema is newer than this build", "schema_version", current)
 	}
 	return nil
