@@ -32,16 +32,7 @@ func scanEndpoint(r row) (hookd.Endpoint, error) {
 	}
 	ep.UID = uid.String
 	ep.Scheme = hookd.SignatureScheme(scheme)
-	if ep.EventTypes, err = sqlcodec.DecodeStrings(eventTypes); err != nil {
-		return ep, err
-	}
-	if ep.Channels, err = sqlcodec.DecodeStrings(channels); err != nil {
-		return ep, err
-	}
-	if ep.Headers, err = sqlcodec.DecodeMap(headers); err != nil {
-		return ep, err
-	}
-	if ep.Metadata, err = sqlcodec.DecodeMap(metadata); err != nil {
+	if err := sqlcodec.DecodeEndpointConfig(&ep, eventTypes, channels, headers, metadata); err != nil {
 		return ep, err
 	}
 	ep.DisabledAt = fromNullTime(disabledAt)
@@ -51,27 +42,6 @@ func scanEndpoint(r row) (hookd.Endpoint, error) {
 	ep.LastSuccessAt = fromNullTime(lastSuccess)
 	ep.FailingSince = fromNullTime(failingFrom)
 	return ep, nil
-}
-
-// endpointConfig is the JSON-encoded configuration of an endpoint.
-type endpointConfig struct {
-	eventTypes, channels, headers, metadata any
-}
-
-func encodeEndpointConfig(ep *hookd.Endpoint) (c endpointConfig, err error) {
-	if c.eventTypes, err = sqlcodec.EncodeStrings(ep.EventTypes); err != nil {
-		return c, err
-	}
-	if c.channels, err = sqlcodec.EncodeStrings(ep.Channels); err != nil {
-		return c, err
-	}
-	if c.headers, err = sqlcodec.EncodeMap(ep.Headers); err != nil {
-		return c, err
-	}
-	if c.metadata, err = sqlcodec.EncodeMap(ep.Metadata); err != nil {
-		return c, err
-	}
-	return c, nil
 }
 
 // GetEndpoint finds an endpoint of the application by id or, failing that, by uid.
@@ -141,7 +111,7 @@ func (q *queries) SigningKeys(ctx context.Context, endpointID string) ([]hookd.S
 // InsertEndpoint writes the endpoint, every field as given (health included), and its first key.
 // A missing application is hookd.ErrNotFound; a uid taken in the application, hookd.ErrConflict.
 func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.SigningKey) error {
-	c, err := encodeEndpointConfig(ep)
+	c, err := sqlcodec.EncodeEndpointConfig(ep)
 	if err != nil {
 		return fmt.Errorf("insert endpoint %s: %w", ep.ID, err)
 	}
@@ -152,8 +122,8 @@ func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
 			$21, $22, $23, $24)`,
 		ep.ID, ep.AppID, sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version,
-		c.eventTypes, c.channels, ep.Disabled, ep.DisabledReason, nullTime(ep.DisabledAt),
-		ep.RateLimit, ep.MaxInFlight, c.headers, string(ep.Scheme), c.metadata,
+		c.EventTypes, c.Channels, ep.Disabled, ep.DisabledReason, nullTime(ep.DisabledAt),
+		ep.RateLimit, ep.MaxInFlight, c.Headers, string(ep.Scheme), c.Metadata,
 		ep.CreatedAt, ep.UpdatedAt, nullTime(ep.LastAttemptAt), ep.LastStatus,
 		ep.LastError, nullTime(ep.LastSuccessAt), nullTime(ep.FailingSince), ep.ConsecutiveFailures)
 	if err != nil {
@@ -177,15 +147,15 @@ func (t *txn) insertKey(ctx context.Context, endpointID string, key hookd.Signin
 // UpdateEndpoint writes the endpoint's configuration: uid, URL, description, version, filters,
 // limits, headers, scheme, metadata and UpdatedAt. Not its application, health or Disabled*.
 func (t *txn) UpdateEndpoint(ctx context.Context, ep *hookd.Endpoint) error {
-	c, err := encodeEndpointConfig(ep)
+	c, err := sqlcodec.EncodeEndpointConfig(ep)
 	if err != nil {
 		return fmt.Errorf("update endpoint %s: %w", ep.ID, err)
 	}
 	err = mustAffect(t.c.exec(ctx, `UPDATE hookd_endpoints SET uid = $1, url = $2, description = $3,
 		version = $4, event_types = $5, channels = $6, rate_limit = $7, max_in_flight = $8, headers = $9,
 		scheme = $10, metadata = $11, updated_at = $12 WHERE id = $13`,
-		sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version, c.eventTypes, c.channels, ep.RateLimit,
-		ep.MaxInFlight, c.headers, string(ep.Scheme), c.metadata, ep.UpdatedAt, ep.ID))
+		sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version, c.EventTypes, c.Channels, ep.RateLimit,
+		ep.MaxInFlight, c.Headers, string(ep.Scheme), c.Metadata, ep.UpdatedAt, ep.ID))
 	if err != nil {
 		return fmt.Errorf("update endpoint %s: %w", ep.ID, err)
 	}

@@ -34,16 +34,7 @@ func scanEndpoint(r rowScanner) (hookd.Endpoint, error) {
 	}
 	ep.UID = uid.String
 	ep.Scheme = hookd.SignatureScheme(scheme)
-	if ep.EventTypes, err = sqlcodec.DecodeStrings(eventTypes); err != nil {
-		return ep, err
-	}
-	if ep.Channels, err = sqlcodec.DecodeStrings(channels); err != nil {
-		return ep, err
-	}
-	if ep.Headers, err = sqlcodec.DecodeMap(headers); err != nil {
-		return ep, err
-	}
-	if ep.Metadata, err = sqlcodec.DecodeMap(metadata); err != nil {
+	if err := sqlcodec.DecodeEndpointConfig(&ep, eventTypes, channels, headers, metadata); err != nil {
 		return ep, err
 	}
 	ep.DisabledAt = fromNullMicros(disabledAt)
@@ -53,27 +44,6 @@ func scanEndpoint(r rowScanner) (hookd.Endpoint, error) {
 	ep.LastSuccessAt = fromNullMicros(lastSuccess)
 	ep.FailingSince = fromNullMicros(failingFrom)
 	return ep, nil
-}
-
-// endpointConfig is the JSON-encoded configuration of an endpoint.
-type endpointConfig struct {
-	eventTypes, channels, headers, metadata any
-}
-
-func encodeEndpointConfig(ep *hookd.Endpoint) (c endpointConfig, err error) {
-	if c.eventTypes, err = sqlcodec.EncodeStrings(ep.EventTypes); err != nil {
-		return c, err
-	}
-	if c.channels, err = sqlcodec.EncodeStrings(ep.Channels); err != nil {
-		return c, err
-	}
-	if c.headers, err = sqlcodec.EncodeMap(ep.Headers); err != nil {
-		return c, err
-	}
-	if c.metadata, err = sqlcodec.EncodeMap(ep.Metadata); err != nil {
-		return c, err
-	}
-	return c, nil
 }
 
 // GetEndpoint finds an endpoint of the application by id or, failing that, by uid.
@@ -161,7 +131,7 @@ func (q *queries) SigningKeys(ctx context.Context, endpointID string) ([]hookd.S
 // InsertEndpoint writes the endpoint, every field as given (health included), and its first key.
 // A missing application is hookd.ErrNotFound; a uid taken in the application, hookd.ErrConflict.
 func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.SigningKey) error {
-	c, err := encodeEndpointConfig(ep)
+	c, err := sqlcodec.EncodeEndpointConfig(ep)
 	if err != nil {
 		return fmt.Errorf("insert endpoint %s: %w", ep.ID, err)
 	}
@@ -171,8 +141,8 @@ func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.
 		failing_since, consecutive_failures)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ep.ID, ep.AppID, sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version,
-		c.eventTypes, c.channels, ep.Disabled, ep.DisabledReason, nullMicros(ep.DisabledAt),
-		ep.RateLimit, ep.MaxInFlight, c.headers, string(ep.Scheme), c.metadata,
+		c.EventTypes, c.Channels, ep.Disabled, ep.DisabledReason, nullMicros(ep.DisabledAt),
+		ep.RateLimit, ep.MaxInFlight, c.Headers, string(ep.Scheme), c.Metadata,
 		micros(ep.CreatedAt), micros(ep.UpdatedAt), nullMicros(ep.LastAttemptAt), ep.LastStatus,
 		ep.LastError, nullMicros(ep.LastSuccessAt), nullMicros(ep.FailingSince), ep.ConsecutiveFailures)
 	if err != nil {
@@ -196,15 +166,15 @@ func (t *txn) insertKey(ctx context.Context, endpointID string, key hookd.Signin
 // UpdateEndpoint writes the endpoint's configuration: uid, URL, description, version, filters,
 // limits, headers, scheme, metadata and UpdatedAt. Not its application, health or Disabled*.
 func (t *txn) UpdateEndpoint(ctx context.Context, ep *hookd.Endpoint) error {
-	c, err := encodeEndpointConfig(ep)
+	c, err := sqlcodec.EncodeEndpointConfig(ep)
 	if err != nil {
 		return fmt.Errorf("update endpoint %s: %w", ep.ID, err)
 	}
 	err = mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_endpoints SET uid = ?, url = ?, description = ?,
 		version = ?, event_types = ?, channels = ?, rate_limit = ?, max_in_flight = ?, headers = ?,
 		scheme = ?, metadata = ?, updated_at = ? WHERE id = ?`,
-		sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version, c.eventTypes, c.channels, ep.RateLimit,
-		ep.MaxInFlight, c.headers, string(ep.Scheme), c.metadata, micros(ep.UpdatedAt), ep.ID))
+		sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version, c.EventTypes, c.Channels, ep.RateLimit,
+		ep.MaxInFlight, c.Headers, string(ep.Scheme), c.Metadata, micros(ep.UpdatedAt), ep.ID))
 	if err != nil {
 		return fmt.Errorf("update endpoint %s: %w", ep.ID, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+
+	"github.com/hookd/hookd"
 )
 
 // NullString stores "" as NULL, for optional strings in a unique key.
@@ -69,4 +71,42 @@ func DecodeMap(v sql.NullString) (map[string]string, error) {
 		return nil, nil
 	}
 	return out, nil
+}
+
+// EndpointConfig is an endpoint's lists and maps, encoded for its columns (event_types,
+// channels, headers, metadata).
+type EndpointConfig struct {
+	EventTypes, Channels, Headers, Metadata any
+}
+
+// EncodeEndpointConfig encodes ep's lists and maps.
+func EncodeEndpointConfig(ep *hookd.Endpoint) (c EndpointConfig, err error) {
+	if c.EventTypes, err = EncodeStrings(ep.EventTypes); err != nil {
+		return c, err
+	}
+	if c.Channels, err = EncodeStrings(ep.Channels); err != nil {
+		return c, err
+	}
+	if c.Headers, err = EncodeMap(ep.Headers); err != nil {
+		return c, err
+	}
+	if c.Metadata, err = EncodeMap(ep.Metadata); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// DecodeEndpointConfig sets ep's lists and maps from their columns.
+func DecodeEndpointConfig(ep *hookd.Endpoint, eventTypes, channels, headers, metadata sql.NullString) (err error) {
+	if ep.EventTypes, err = DecodeStrings(eventTypes); err != nil {
+		return err
+	}
+	if ep.Channels, err = DecodeStrings(channels); err != nil {
+		return err
+	}
+	if ep.Headers, err = DecodeMap(headers); err != nil {
+		return err
+	}
+	ep.Metadata, err = DecodeMap(metadata)
+	return err
 }
