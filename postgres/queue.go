@@ -3,74 +3,347 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/riverqueue"
 )
 
-// River's fetch timing on PostgreSQL. With River's defaults (100 ms cooldown, 1 s poll) a lane
-// works about 1,000 no-op jobs a second on the development machine; with these, 13,000 to
-// 14,000. A job inserted in another process's transaction wakes the fetchers through LISTEN/NOTIFY;
-// the first lane's poll bounds the wait when a notification is missed.
-const (
-	fetchCooldown     = 2 * time.Millisecond
-	firstPollInterval = 20 * time.Millisecond
-)
-
-// Queue is the store's hookd.Queue: River (package riverqueue) on riverpgxv5 over the store's
-// pool, in hookd's own lanes. Several processes may work one database's jobs: River's rescuer
-// takes back, after the job timeout plus 30 s, a job whose process died (no rescue at start,
-// which would take running jobs away from the other processes).
+// Queue is the store's own hookd.Queue: jobs are rows of hookd_jobs in the store's database,
+// inserted in the transaction that writes the deliveries they carry. Any number of processes may
+// work one database's jobs.
 //
-// EnqueueTx takes the store's transactions (InTx) and a wrapped pgx.Tx, inserting through
-// riverpgxv5, and a wrapped *sql.Tx, inserting through a second River client on
-// riverdatabasesql that only inserts (it is never started). Jobs inserted in a *sql.Tx wake no
-// fetcher: the lanes' polls find them (every 20 ms for first attempts, 100 ms for the others).
+// # Claims and leases
+//
+// A lane claims due jobs in one statement (FOR UPDATE SKIP LOCKED, so processes never wait on
+// each other) by moving their run_at to the end of a lease, the job timeout and 30 s: a claimed
+// job is due for nobody else, and the job of a process that died is due again when its lease
+// runs out. A worked job is deleted; a snoozed or failed one gets its new run_at; a job stopped
+// by Stop is given back, due at once. These outcomes are written in batches (one statement for
+// every outcome waiting), each only if the job's claim is still the one that ran it.
+//
+// # Timing
+//
+// A transaction that enqueues a job due soon notifies the lane on a channel of the schema
+// (pg_notify, delivered at commit), which every process of the database listens to; the store's
+// own transactions (InTx) also wake the lanes of this process directly when they commit. Polls
+// (every 20 ms for first attempts, 100 ms for retries and manual attempts) catch what a
+// notification missed. A lane claims the jobs due within two poll intervals and holds each in
+// its worker slot until its due time, so a job starts within a few milliseconds of its NotBefore.
+//
+// # Results
+//
+// A handler that returns nil finishes the job; a *hookd.SnoozeError makes it due again after the
+// delay, the same job; any other error makes it due again after 1 s, 2 s, 4 s ... at most 1 min,
+// for about a week (10,000 failures), after which the job is dropped with an error in the log.
 type Queue struct {
-	pgx *riverqueue.Queue[pgx.Tx]
-	sql *riverqueue.Queue[*sql.Tx]
+	s       *Store
+	logger  *slog.Logger
+	timeout time.Duration
+	lease   time.Duration
+	channel string // the NOTIFY channel of the schema
+	lanes   map[hookd.Lane]*lane
+	fin     *finisher
+
+	mu           sync.Mutex // serializes Start and Stop
+	running      bool
+	stop         chan struct{}      // closed by Stop: lanes stop fetching
+	cancel       context.CancelFunc // cancels the jobs' context: a hard stop
+	stopListener context.CancelFunc
+	onListen     func()         // tests: called each time the listener starts listening
+	loopsWG      sync.WaitGroup // the lanes' fetch loops and the listener
+	jobsWG       sync.WaitGroup // jobs in flight
 }
 
 var _ hookd.Queue = (*Queue)(nil)
 
-// NewQueue returns a queue on the store's database, sized by cfg (nil: defaults). EnqueueTx
-// works at once; jobs are worked after Start.
+// Queue timing. See the type's documentation.
+const (
+	firstPollInterval = 20 * time.Millisecond
+	pollInterval      = 100 * time.Millisecond
+	// fetchCooldown is the least time between two claims of one lane.
+	fetchCooldown = 2 * time.Millisecond
+	// leaseGrace is added to the job timeout to make a claim's lease.
+	leaseGrace = 30 * time.Second
+	// hardStopWait is how long Stop waits, once its context has ended and running jobs have been
+	// cancelled, for them to return.
+	hardStopWait = 5 * time.Second
+	// listenRetry is the wait before the listener connects again after it lost its connection.
+	listenRetry = time.Second
+	// maxFailures is how often a job's handler may fail (a database error, never a snooze)
+	// before the job is dropped: with retries backing off to one a minute, about a week.
+	maxFailures = 10_000
+	// maxClaim bounds the jobs one claim takes.
+	maxClaim = 1000
+)
+
+// NewQueue returns the store's queue, sized by cfg (nil: defaults). EnqueueTx works at once; jobs
+// are worked after Start.
 func (s *Store) NewQueue(cfg *hookd.QueueConfig) (hookd.Queue, error) {
-	rcfg := &riverqueue.Config{FetchCooldown: fetchCooldown, FirstPollInterval: firstPollInterval}
-	pq, err := riverqueue.New(riverpgxv5.New(s.pool), cfg, s.logger, rcfg)
+	workers, timeout, err := cfg.Resolve()
 	if err != nil {
 		return nil, fmt.Errorf("postgres queue: %w", err)
 	}
-	sq, err := riverqueue.New(riverdatabasesql.New(s.sqlDB), cfg, s.logger, rcfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres queue: database/sql inserts: %w", err)
+	q := &Queue{s: s, logger: s.logger, timeout: timeout, lease: timeout + leaseGrace,
+		channel: notifyChannel(s.schema), lanes: make(map[hookd.Lane]*lane, len(workers))}
+	for l, n := range workers {
+		poll := pollInterval
+		if l == hookd.LaneFirst {
+			poll = firstPollInterval
+		}
+		q.lanes[l] = newLane(q, l, n, poll)
 	}
-	return &Queue{pgx: pq, sql: sq}, nil
+	q.fin = newFinisher(q)
+	return q, nil
 }
 
-// EnqueueTx inserts jobs in tx: a transaction of the store's InTx, or one of WrapTx (pgx.Tx or
-// *sql.Tx). Any other gives an error wrapping hookd.ErrUnsupportedTx.
+// notifyChannel names the channel the queue of schema notifies: a hash of the schema's name, so
+// that installations in different schemas of one database wake only their own workers.
+func notifyChannel(schema string) string {
+	h := fnv.New64a()
+	h.Write([]byte("hookd jobs\x00" + schema))
+	return "hookd_jobs_" + strconv.FormatUint(h.Sum64(), 36)
+}
+
+func invalid(field, reason string) error {
+	return fmt.Errorf("postgres queue: %w", &hookd.ValidationError{Field: field, Reason: reason})
+}
+
+const insertJobsSQL = `WITH jobs AS (
+	INSERT INTO hookd_jobs (lane, run_at, delivery_id, attempt, trigger_kind, not_before)
+	SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::integer[], $5::text[],
+		$6::timestamptz[])
+)
+SELECT pg_notify($7, lane) FROM unnest($8::text[]) AS lanes (lane)`
+
+// EnqueueTx inserts jobs in tx: a transaction of the store's InTx, one of WrapTx, or any
+// hookd.Tx whose Raw is a pgx.Tx or a *sql.Tx of pgx's database/sql driver on the store's
+// database; any other gives an error wrapping hookd.ErrUnsupportedTx.
 func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) error {
-	if tx != nil {
-		if sqlTx, ok := tx.Raw().(*sql.Tx); ok {
-			if sqlTx == nil && len(jobs) > 0 {
-				return fmt.Errorf("postgres queue: enqueue: nil *sql.Tx: %w", hookd.ErrUnsupportedTx)
+	if len(jobs) == 0 {
+		return nil
+	}
+	c := txConn(tx)
+	if c == nil {
+		return fmt.Errorf("postgres queue: enqueue: transaction is %T, want one whose Raw is a pgx.Tx or a *sql.Tx: %w", tx, hookd.ErrUnsupportedTx)
+	}
+	now := time.Now()
+	n := len(jobs)
+	var (
+		lanes, deliveryIDs, triggers = make([]string, n), make([]string, n), make([]string, n)
+		runAts                       = make([]time.Time, n)
+		attempts                     = make([]int32, n)
+		notBefores                   = make([]*time.Time, n)
+		notify                       []string
+		woken                        [3]bool
+	)
+	for i, j := range jobs {
+		if j.DeliveryID == "" {
+			return fmt.Errorf("postgres queue: enqueue: job %d: %w", i, &hookd.ValidationError{Field: "DeliveryID", Reason: "is empty"})
+		}
+		l := j.Lane()
+		runAt := now
+		if !j.NotBefore.IsZero() {
+			nb := j.NotBefore
+			notBefores[i] = &nb
+			runAt = maxTime(now, nb)
+		}
+		lanes[i], runAts[i], deliveryIDs[i], attempts[i], triggers[i] = string(l), runAt, j.DeliveryID, int32(j.Attempt), string(j.Trigger)
+		ln := q.lanes[l]
+		if k := laneIndex(l); !woken[k] && ln != nil && runAt.Before(now.Add(2*ln.poll)) {
+			woken[k] = true
+			notify = append(notify, string(l))
+			if t, ok := tx.(*txn); ok {
+				t.AfterCommit(ln.wake)
 			}
-			return q.sql.EnqueueTx(ctx, tx, jobs)
 		}
 	}
-	return q.pgx.EnqueueTx(ctx, tx, jobs)
+	if _, err := c.exec(ctx, insertJobsSQL, lanes, runAts, deliveryIDs, attempts, triggers, notBefores, q.channel, notify); err != nil {
+		return fmt.Errorf("postgres queue: enqueue %d jobs: %w", n, err)
+	}
+	return nil
 }
 
-// Start begins working jobs with h (see riverqueue.Queue.Start).
-func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error { return q.pgx.Start(ctx, h) }
+// txConn returns the connection tx runs on, or nil when it is none of the store's kinds.
+func txConn(tx hookd.Tx) conn {
+	if t, ok := tx.(*txn); ok {
+		if t == nil {
+			return nil
+		}
+		return t.c
+	}
+	if tx == nil {
+		return nil
+	}
+	switch raw := tx.Raw().(type) {
+	case pgx.Tx:
+		if raw != nil {
+			return pgxConn{raw}
+		}
+	case *sql.Tx:
+		if raw != nil {
+			return sqlConn{raw}
+		}
+	}
+	return nil
+}
 
-// Stop stops fetching jobs and waits for the jobs in flight until ctx ends (see
-// riverqueue.Queue.Stop).
-func (q *Queue) Stop(ctx context.Context) error { return q.pgx.Stop(ctx) }
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func laneIndex(l hookd.Lane) int {
+	switch l {
+	case hookd.LaneRetry:
+		return 1
+	case hookd.LaneManual:
+		return 2
+	default:
+		return 0
+	}
+}
+
+// Start begins working jobs with h and returns. Cancelling ctx stops the queue as Stop does,
+// with running jobs given up to the job timeout to finish.
+func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
+	if h == nil {
+		return invalid("handler", "is nil")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.running {
+		return errors.New("postgres queue: start: already started")
+	}
+	jobCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	listenCtx, stopListener := context.WithCancel(context.WithoutCancel(ctx))
+	q.stop, q.cancel, q.stopListener, q.running = make(chan struct{}), cancel, stopListener, true
+	q.fin.start()
+	for _, ln := range q.lanes {
+		ln.reset()
+		q.loopsWG.Add(1)
+		go func() {
+			defer q.loopsWG.Done()
+			ln.fetchLoop(jobCtx, q.stop, h)
+		}()
+	}
+	q.loopsWG.Add(1)
+	go func() {
+		defer q.loopsWG.Done()
+		q.listen(listenCtx)
+	}()
+	if ctx.Done() != nil {
+		stop := q.stop
+		go func() {
+			select {
+			case <-ctx.Done():
+				sctx, scancel := context.WithTimeout(context.Background(), q.timeout)
+				defer scancel()
+				_ = q.stopIf(sctx, stop)
+			case <-stop:
+			}
+		}()
+	}
+	return nil
+}
+
+// Stop stops fetching jobs and waits for the jobs in flight until ctx ends. Jobs still running
+// then have their contexts cancelled; Stop waits up to 5 s more for them to return (a job that
+// returns after its context was cancelled is given back, due at once, without a failure counted)
+// and returns an error wrapping ctx's. The outcomes of the jobs that returned are written before
+// Stop returns.
+func (q *Queue) Stop(ctx context.Context) error {
+	q.mu.Lock()
+	stop := q.stop
+	q.mu.Unlock()
+	return q.stopIf(ctx, stop)
+}
+
+// stopIf stops the queue if its current run is the one whose stop channel is stop.
+func (q *Queue) stopIf(ctx context.Context, stop chan struct{}) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.running || q.stop != stop {
+		return nil
+	}
+	close(q.stop)
+	q.stopListener()
+	q.loopsWG.Wait()
+	drained := make(chan struct{})
+	go func() {
+		q.jobsWG.Wait()
+		close(drained)
+	}()
+	var err error
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		q.cancel()
+		select {
+		case <-drained:
+			err = fmt.Errorf("postgres queue: stop: jobs in flight cancelled: %w", ctx.Err())
+		case <-time.After(hardStopWait):
+			err = fmt.Errorf("postgres queue: stop: jobs cancelled but still running after %s: %w", hardStopWait, ctx.Err())
+		}
+	}
+	q.cancel()
+	if ferr := q.fin.stop(); ferr != nil {
+		err = errors.Join(err, ferr)
+	}
+	q.running = false
+	return err
+}
+
+// listen wakes this process's lanes on the notifications of the schema's channel, on a
+// connection of its own, until ctx ends. After it (re)connects it wakes every lane, for what was
+// notified meanwhile.
+func (q *Queue) listen(ctx context.Context) {
+	for {
+		err := q.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd queue: listening for new jobs failed; polling until it reconnects",
+			slog.String("error", err.Error()), slog.Duration("retry_in", listenRetry))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(listenRetry):
+		}
+	}
+}
+
+func (q *Queue) listenOnce(ctx context.Context) error {
+	c, err := pgx.ConnectConfig(ctx, q.s.pool.Config().ConnConfig)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	if _, err := c.Exec(ctx, "LISTEN "+pgx.Identifier{q.channel}.Sanitize()); err != nil {
+		return err
+	}
+	if q.onListen != nil {
+		q.onListen()
+	}
+	for _, ln := range q.lanes {
+		ln.wake()
+	}
+	for {
+		n, err := c.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		if ln := q.lanes[hookd.Lane(n.Payload)]; ln != nil {
+			ln.wake()
+		}
+	}
+}

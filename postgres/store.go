@@ -1,6 +1,8 @@
-// Package postgres is hookd's store on PostgreSQL, through pgx (a pgxpool.Pool), with River
-// (riverpgxv5) as its queue in the same database: a message, its deliveries and their jobs
-// commit in one transaction, and several hookd processes may share one database.
+// Package postgres is hookd's store on PostgreSQL, through pgx (a pgxpool.Pool), with its own
+// queue in the same database (Queue, the hookd_jobs table): a message, its deliveries and their
+// jobs commit in one transaction, and several hookd processes may share one database. River
+// (riverpgxv5) is there too, for an app that wants it (NewRiverQueue); its tables are migrated
+// either way.
 //
 // # Schema
 //
@@ -32,7 +34,8 @@
 // # Pool
 //
 // The pool is sized by the URL's pool_max_conns and the other pool_ parameters pgxpool reads;
-// without pool_max_conns, by Config.MaxConns. River's notifier keeps one connection for LISTEN.
+// without pool_max_conns, by Config.MaxConns. A running queue keeps one connection of its own for
+// LISTEN, outside the pool.
 package postgres
 
 import (
@@ -118,9 +121,14 @@ type Store struct {
 	logger *slog.Logger
 	// sqlDB is the pool seen through database/sql, for River's inserts in an app's *sql.Tx.
 	sqlDB *sql.DB
+	// schema is the schema hookd's tables are in (current_schema() of the pool's connections).
+	schema string
 }
 
-var _ hookd.Store = (*Store)(nil)
+var (
+	_ hookd.Store           = (*Store)(nil)
+	_ hookd.WorkBatchLoader = (*Store)(nil)
+)
 
 // Open connects to the database at url (postgres://USER:PASSWORD@HOST:PORT/DATABASE?...) and
 // brings its schema, hookd's and River's, up to date.
@@ -138,7 +146,13 @@ func Open(ctx context.Context, url string, cfg *Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	var schema string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres: read the schema: %w", err)
+	}
 	return &Store{
+		schema:  schema,
 		queries: queries{c: pgxConn{pool}},
 		pool:    pool,
 		logger:  cfg.Logger,

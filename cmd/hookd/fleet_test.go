@@ -210,8 +210,8 @@ func TestFleetSurvivesSIGKILL(t *testing.T) {
 	atKill := recv.requests.Load()
 	wg.Wait()
 
-	// The killed worker's jobs come back when River's rescuer finds them stuck (after the job
-	// timeout and a margin, about a minute here), on the surviving worker.
+	// The killed worker's jobs come back when their leases run out (the job timeout and 30 s,
+	// about a minute here), on the surviving worker.
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {

@@ -1,0 +1,23 @@
+package postgres
+
+import (
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+// SetQueueTiming sets the lease of q's claims and the poll interval of every lane of q, before
+// Start.
+func SetQueueTiming(q hookd.Queue, lease, poll time.Duration) {
+	pq := q.(*Queue)
+	pq.lease = lease
+	for _, l := range pq.lanes {
+		l.poll = poll
+	}
+}
+
+// OnListen makes q call f each time its listener starts listening, before Start.
+func OnListen(q hookd.Queue, f func()) { q.(*Queue).onListen = f }
+
+// NotifyChannel is the channel the queue of schema notifies.
+var NotifyChannel = notifyChannel
