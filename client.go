@@ -21,6 +21,7 @@ type Client struct {
 	rec    *recorder
 	sends  sendBatcher
 	active map[Lane]*jobLimiter // active places of each lane (concurrency.go)
+	loader *workLoader          // coalesced reads of the workers' deliveries; nil: one read each
 
 	mu      sync.Mutex
 	started bool
@@ -57,6 +58,9 @@ func NewClient(store Store, cfg *Config) (*Client, error) {
 	cl.sends.max = sendBatchesApart
 	if isInProcess(store) {
 		cl.sends.max = 1
+	}
+	if bl, ok := store.(WorkBatchLoader); ok {
+		cl.loader = &workLoader{store: bl}
 	}
 	cl.rec = newRecorder(store, c.Logger, cl.writeAttempts)
 	return cl, nil

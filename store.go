@@ -54,6 +54,21 @@ func isInProcess(s Store) bool {
 	return ok && ip.InProcess()
 }
 
+// WorkBatchLoader is a Store that reads many deliveries with their messages in one statement
+// (PostgreSQL: one round trip instead of one a delivery). The workers of a Client on such a
+// store coalesce their reads: every worker that needs its delivery while a read is running joins
+// the next one.
+type WorkBatchLoader interface {
+	// LoadWorkBatch returns the deliveries of ids that exist, each with its message, by id.
+	LoadWorkBatch(ctx context.Context, deliveryIDs []string) (map[string]Work, error)
+}
+
+// Work is a delivery with its message, as a worker reads them.
+type Work struct {
+	Delivery *Delivery
+	Message  *Message
+}
+
 // AfterCommitter is a Tx that runs functions once it has committed: the store's own transactions
 // (InTx). A queue outside the database (Redis) enqueues its jobs that way. AfterCommit reports
 // false, and never runs f, for a transaction the caller commits itself (WrapTx): jobs written in

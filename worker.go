@@ -24,7 +24,7 @@ func (c *Client) work(ctx context.Context, job Job) error {
 
 // workJob works one job.
 func (c *Client) workJob(ctx context.Context, job Job) error {
-	d, m, err := c.store.LoadWork(ctx, job.DeliveryID)
+	d, m, err := c.loadWork(ctx, job.DeliveryID)
 	if errors.Is(err, ErrNotFound) {
 		return nil // the message was deleted with its application
 	}
@@ -47,7 +47,7 @@ func (c *Client) workJob(ctx context.Context, job Job) error {
 		return c.cancelDelivery(ctx, d, "endpoint disabled", manual)
 	}
 
-	adm := c.states.admit(ep.ID, c.limits(ep), now, c.cfg.Rand())
+	adm, now := c.admit(ctx, ep, now)
 	if adm.wait > 0 {
 		return Snooze(adm.wait, adm.reason)
 	}
@@ -63,6 +63,43 @@ func (c *Client) workJob(ctx context.Context, job Job) error {
 		return ctx.Err()
 	}
 	return c.finish(ctx, job, d, m, ep, adm.probe, now, res)
+}
+
+// loadWork reads a delivery with its message, through the coalescing loader when the store has one.
+func (c *Client) loadWork(ctx context.Context, deliveryID string) (*Delivery, *Message, error) {
+	if c.loader != nil {
+		return c.loader.load(ctx, deliveryID)
+	}
+	return c.store.LoadWork(ctx, deliveryID)
+}
+
+// admit asks the endpoint's state whether the attempt may start. Refused by the cap of a fast
+// endpoint, it waits up to capWait for a slot to free (see capWait). It returns the verdict and
+// the time it was given.
+func (c *Client) admit(ctx context.Context, ep *Endpoint, now time.Time) (admission, time.Time) {
+	lim := c.limits(ep)
+	adm := c.states.admit(ep.ID, lim, now, c.cfg.Rand(), nil)
+	if adm.waiter == nil {
+		return adm, now
+	}
+	deadline := time.NewTimer(capWait)
+	defer deadline.Stop()
+	for adm.waiter != nil {
+		select {
+		case <-adm.waiter.ch:
+		case <-deadline.C:
+			c.states.leaveLine(ep.ID, adm.waiter)
+			adm.waiter = nil
+			return adm, now
+		case <-ctx.Done():
+			c.states.leaveLine(ep.ID, adm.waiter)
+			adm.waiter = nil
+			return adm, now
+		}
+		now = c.now()
+		adm = c.states.admit(ep.ID, lim, now, c.cfg.Rand(), adm.waiter)
+	}
+	return adm, now
 }
 
 // limits returns the isolation limits of an endpoint.

@@ -114,6 +114,37 @@ func (q *queries) LoadWork(ctx context.Context, deliveryID string) (*hookd.Deliv
 	return &d, &msg, nil
 }
 
+// LoadWorkBatch reads deliveries and their messages in one statement (hookd.WorkBatchLoader).
+func (q *queries) LoadWorkBatch(ctx context.Context, deliveryIDs []string) (map[string]hookd.Work, error) {
+	rows, err := q.c.query(ctx, `SELECT `+deliveryCols+`, `+messageCols+`
+		FROM hookd_deliveries d JOIN hookd_messages m ON m.id = d.message_id WHERE d.id = ANY($1::text[])`, deliveryIDs)
+	if err != nil {
+		return nil, fmt.Errorf("load work for %d deliveries: %w", len(deliveryIDs), classify(err))
+	}
+	defer rows.Close()
+	out := make(map[string]hookd.Work, len(deliveryIDs))
+	for rows.Next() {
+		var (
+			d   hookd.Delivery
+			msg hookd.Message
+		)
+		dest, finishDelivery := deliveryDest(&d)
+		msgDest, finishMessage := messageDest(&msg)
+		if err := rows.Scan(append(dest, msgDest...)...); err != nil {
+			return nil, fmt.Errorf("load work: %w", err)
+		}
+		finishDelivery()
+		if err := finishMessage(); err != nil {
+			return nil, fmt.Errorf("load work for delivery %s: %w", d.ID, err)
+		}
+		out[d.ID] = hookd.Work{Delivery: &d, Message: &msg}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load work: %w", classify(err))
+	}
+	return out, nil
+}
+
 // InsertDeliveries writes new deliveries in one statement. A missing message is
 // hookd.ErrNotFound; a second delivery of a message to one endpoint, hookd.ErrConflict.
 func (t *txn) InsertDeliveries(ctx context.Context, ds []hookd.Delivery) error {

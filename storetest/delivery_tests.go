@@ -88,6 +88,38 @@ var deliveryTests = []test{
 		_, _, err = f.store.LoadWork(f.ctx, "dlv_missing")
 		f.isErr(err, hookd.ErrNotFound)
 	}},
+	{"LoadWorkBatch", func(t *testing.T, f *fixture) {
+		bl, ok := f.store.(hookd.WorkBatchLoader)
+		if !ok {
+			t.Skip("the store is not a hookd.WorkBatchLoader")
+		}
+		app := f.newApp()
+		e1, e2 := f.newEndpoint(app.ID), f.newEndpoint(app.ID)
+		m1 := f.newMessage(app.ID, func(m *hookd.Message) { m.Payload = []byte(`{"n": 1}`) })
+		m2 := f.newMessage(app.ID, func(m *hookd.Message) { m.Channels = []string{"b"} })
+		d11, d12, d21 := f.newDelivery(m1, e1.ID), f.newDelivery(m1, e2.ID), f.newDelivery(m2, e1.ID)
+		got, err := bl.LoadWorkBatch(f.ctx, []string{d11.ID, d21.ID, "dlv_missing", d12.ID})
+		f.noErr(err)
+		if len(got) != 3 {
+			t.Fatalf("LoadWorkBatch returned %d deliveries, want 3 (the missing one left out)", len(got))
+		}
+		for _, want := range []struct {
+			d hookd.Delivery
+			m hookd.Message
+		}{{d11, m1}, {d12, m1}, {d21, m2}} {
+			w, ok := got[want.d.ID]
+			if !ok {
+				t.Fatalf("delivery %s missing", want.d.ID)
+			}
+			equal(t, "delivery", want.d, *w.Delivery)
+			equal(t, "message", want.m, *w.Message)
+		}
+		got, err = bl.LoadWorkBatch(f.ctx, nil)
+		f.noErr(err)
+		if len(got) != 0 {
+			t.Errorf("LoadWorkBatch of no ids returned %d", len(got))
+		}
+	}},
 	{"Filters", func(t *testing.T, f *fixture) {
 		app, other := f.newApp(), f.newApp()
 		e1, e2 := f.newEndpoint(app.ID), f.newEndpoint(app.ID)
