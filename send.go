@@ -134,14 +134,40 @@ func encodePayload(p any) (json.RawMessage, error) {
 
 // sendIn writes m for app inside tx, with its jobs.
 func (c *Client) sendIn(ctx context.Context, tx Tx, app string, m *Message) (*SendResult, error) {
-	res, jobs, err := c.writeMessage(ctx, tx, app, m)
+	w := newSendWrite(tx)
+	res, err := c.writeMessage(ctx, w, app, m)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.enqueue(ctx, tx, jobs); err != nil {
+	if err := c.finishSends(ctx, w); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// sendWrite is what the sends of one transaction write together: each application and its
+// enabled endpoints are read once, and the deliveries and jobs of every message are inserted at
+// the end in one statement each (finishSends).
+type sendWrite struct {
+	tx         Tx
+	apps       map[string]*Application // by the id or uid the sends named
+	endpoints  map[string][]Endpoint   // enabled endpoints by application id
+	deliveries []Delivery
+	jobs       []Job
+}
+
+func newSendWrite(tx Tx) *sendWrite {
+	return &sendWrite{tx: tx, apps: map[string]*Application{}, endpoints: map[string][]Endpoint{}}
+}
+
+// finishSends inserts the deliveries of w's messages and enqueues their jobs.
+func (c *Client) finishSends(ctx context.Context, w *sendWrite) error {
+	if len(w.deliveries) > 0 {
+		if err := w.tx.InsertDeliveries(ctx, w.deliveries); err != nil {
+			return fmt.Errorf("hookd: send: %w", err)
+		}
+	}
+	return c.enqueue(ctx, w.tx, w.jobs)
 }
 
 // enqueue inserts the jobs of sends in tx.
@@ -155,27 +181,33 @@ func (c *Client) enqueue(ctx context.Context, tx Tx, jobs []Job) error {
 	return nil
 }
 
-// writeMessage writes m for app inside tx, and returns the jobs that carry its deliveries, for the
-// caller to enqueue (a batch of sends enqueues all of its jobs at once).
-func (c *Client) writeMessage(ctx context.Context, tx Tx, app string, m *Message) (*SendResult, []Job, error) {
-	a, err := tx.GetApplication(ctx, app)
-	if err != nil {
-		return nil, nil, fmt.Errorf("hookd: send to application %q: %w", app, err)
+// writeMessage writes m for app in w's transaction and adds its deliveries and their jobs to w,
+// for finishSends to insert with those of the other sends.
+func (c *Client) writeMessage(ctx context.Context, w *sendWrite, app string, m *Message) (*SendResult, error) {
+	a := w.apps[app]
+	if a == nil {
+		var err error
+		if a, err = w.tx.GetApplication(ctx, app); err != nil {
+			return nil, fmt.Errorf("hookd: send to application %q: %w", app, err)
+		}
+		w.apps[app] = a
 	}
 	m.AppID = a.ID
-	existing, inserted, err := tx.InsertMessage(ctx, m)
+	existing, inserted, err := w.tx.InsertMessage(ctx, m)
 	if err != nil {
-		return nil, nil, fmt.Errorf("hookd: send: %w", err)
+		return nil, fmt.Errorf("hookd: send: %w", err)
 	}
 	if !inserted {
-		return &SendResult{Message: existing, Duplicate: true}, nil, nil
+		return &SendResult{Message: existing, Duplicate: true}, nil
 	}
-	eps, err := tx.EnabledEndpoints(ctx, a.ID)
-	if err != nil {
-		return nil, nil, fmt.Errorf("hookd: send: %w", err)
+	eps, ok := w.endpoints[a.ID]
+	if !ok {
+		if eps, err = w.tx.EnabledEndpoints(ctx, a.ID); err != nil {
+			return nil, fmt.Errorf("hookd: send: %w", err)
+		}
+		w.endpoints[a.ID] = eps
 	}
-	var ds []Delivery
-	var jobs []Job
+	n := 0
 	for i := range eps {
 		if !matches(&eps[i], m.EventType, m.Channels) {
 			continue
@@ -184,15 +216,11 @@ func (c *Client) writeMessage(ctx context.Context, tx Tx, app string, m *Message
 			ID: newID(prefixDelivery), MessageID: m.ID, EndpointID: eps[i].ID, AppID: a.ID,
 			Status: DeliveryPending, NextAttemptAt: &m.CreatedAt, CreatedAt: m.CreatedAt, UpdatedAt: m.CreatedAt,
 		}
-		ds = append(ds, d)
-		jobs = append(jobs, Job{DeliveryID: d.ID, Attempt: 1, Trigger: TriggerScheduled})
+		w.deliveries = append(w.deliveries, d)
+		w.jobs = append(w.jobs, Job{DeliveryID: d.ID, Attempt: 1, Trigger: TriggerScheduled})
+		n++
 	}
-	if len(ds) > 0 {
-		if err := tx.InsertDeliveries(ctx, ds); err != nil {
-			return nil, nil, fmt.Errorf("hookd: send: %w", err)
-		}
-	}
-	return &SendResult{Message: m, Deliveries: len(ds)}, jobs, nil
+	return &SendResult{Message: m, Deliveries: n}, nil
 }
 
 // matches reports whether an enabled endpoint takes a message, as Svix filters: the endpoint's

@@ -82,16 +82,15 @@ func (c *Client) writeSends(ctx context.Context, batch []*sendItem) {
 	if len(batch) > 1 {
 		res := make([]*SendResult, len(batch))
 		err := c.store.InTx(ctx, func(tx Tx) error {
-			var jobs []Job
+			w := newSendWrite(tx)
 			for i, it := range batch {
-				r, js, err := c.writeMessage(ctx, tx, it.app, it.msg)
+				r, err := c.writeMessage(ctx, w, it.app, it.msg)
 				if err != nil {
 					return err
 				}
 				res[i] = r
-				jobs = append(jobs, js...)
 			}
-			return c.enqueue(ctx, tx, jobs)
+			return c.finishSends(ctx, w)
 		})
 		if err == nil {
 			for i, it := range batch {
