@@ -29,11 +29,12 @@ const (
 
 // benchTargetNames are the targets --target accepts, in the order a run measures them. The
 // last two need --db, and the last --queue too.
-var benchTargetNames = []string{"library", "api", "postgres", "postgres+redis"}
+var benchTargetNames = []string{"library", "api", "postgres", "postgres+redis", "postgres+river"}
 
 const benchUsage = `bench [--messages N] [--endpoints N] [--producers N] [--only B1,B2,B3]
              [--db postgres://...] [--queue redis://...]
-             [--target library,api,postgres,postgres+redis] [--json] [--cpuprofile FILE] [--keep]
+             [--target library,api,postgres,postgres+redis,postgres+river] [--json]
+             [--cpuprofile FILE] [--keep]
 
 Starts a receiver on 127.0.0.1 and measures hookd through each --target in turn,
 benchmark by benchmark, each run on a fresh database:
@@ -44,11 +45,14 @@ benchmark by benchmark, each run on a fresh database:
                   with POST /api/v1/app/{app}/msg over a keep-alive net/http client
                   with plain JSON, not the Svix SDK.
   postgres        with --db: the Go library in this process on PostgreSQL, with the
-                  store's own queue (River, LISTEN/NOTIFY), in a new schema per run,
-                  dropped afterwards.
+                  store's own queue (hookd_jobs, LISTEN/NOTIFY), in a new schema per
+                  run, dropped afterwards.
   postgres+redis  with --db and --queue: the same with the Redis queue, in a new
                   namespace per run whose keys are deleted afterwards.
---target defaults to every target that --db and --queue make available.
+  postgres+river  with --db: the same with River's queue (postgres.RiverQueue) in
+                  place of the store's own: the baseline the store's queue replaced.
+--target defaults to every target that --db and --queue make available, except
+postgres+river, which runs only when named.
 The benchmarks:
   B1  --messages messages, each fanned out to --endpoints endpoints, sent by --producers
       concurrent producers: sends/s, send latency, and deliveries/s from the first send
@@ -174,6 +178,8 @@ func benchCommand(ctx context.Context, e *env, args []string, adjust func(*bench
 			ts = append(ts, &postgresTarget{dbURL: o.dbURL, run: o.run, keep: *keep, logger: logger})
 		case "postgres+redis":
 			ts = append(ts, &postgresTarget{dbURL: o.dbURL, queueURL: o.queueURL, run: o.run, keep: *keep, logger: logger})
+		case "postgres+river":
+			ts = append(ts, &postgresTarget{dbURL: o.dbURL, river: true, run: o.run, keep: *keep, logger: logger})
 		}
 	}
 	rep := newBenchReport(args, ts)
@@ -237,14 +243,14 @@ func (o *benchOptions) check(only, targets string) error {
 		o.targets = available
 	} else {
 		o.targets, err = pickNames("target", "target", targets, benchTargetNames, strings.ToLower,
-			"use --target with library, api, postgres and postgres+redis separated by commas, e.g. --target api")
+			"use --target with library, api, postgres, postgres+redis and postgres+river separated by commas, e.g. --target api")
 		if err != nil {
 			return err
 		}
 	}
 	for _, name := range o.targets {
 		switch {
-		case slices.Contains(available, name):
+		case slices.Contains(available, name), name == "postgres+river" && o.dbURL != "":
 		case o.dbURL == "":
 			return usageErrorf("add --db postgres://USER@HOST:PORT/DATABASE?sslmode=disable", "bench: --target %s needs --db", name)
 		default:

@@ -33,12 +33,13 @@ const benchCleanupTimeout = 30 * time.Second
 
 // postgresTarget is hookd embedded in this process, configured as the library target is, on a
 // postgres.Store in a new schema per run ("bench_<run>_<target>_<benchmark>"), with the store's
-// own queue (River, LISTEN/NOTIFY) or, with queueURL, a redisqueue.Queue in a new namespace per
-// run ("hookd-bench-<run>-<target>-<benchmark>"). When a run ends its schema is dropped and its
+// own queue (hookd_jobs, LISTEN/NOTIFY), with river River's (postgres.RiverQueue), or, with
+// queueURL, a redisqueue.Queue in a new namespace per run ("hookd-bench-<run>-<target>-<benchmark>"). When a run ends its schema is dropped and its
 // namespace's keys deleted, unless keep.
 type postgresTarget struct {
 	dbURL    string
 	queueURL string // "": the store's own queue
+	river    bool   // River's queue in place of the store's own
 	run      string // the run's id, in every schema and namespace name
 	keep     bool
 	logger   *slog.Logger // nil: discard
@@ -49,8 +50,11 @@ type postgresTarget struct {
 }
 
 func (t *postgresTarget) name() string {
-	if t.queueURL != "" {
+	switch {
+	case t.queueURL != "":
 		return "postgres+redis"
+	case t.river:
+		return "postgres+river"
 	}
 	return "postgres"
 }
@@ -61,8 +65,12 @@ func (t *postgresTarget) describe() string {
 		return "hookd library in this process (hookd.Client.Send) on " + where + " with the Redis queue at " + redactURL(t.queueURL) +
 			" (Config.Queue); a fresh schema and Redis namespace per run, removed afterwards"
 	}
+	if t.river {
+		return "hookd library in this process (hookd.Client.Send) on " + where +
+			" with River's queue (postgres.Store.NewRiverQueue, riverpgxv5, LISTEN/NOTIFY); a fresh schema per run, dropped afterwards"
+	}
 	return "hookd library in this process (hookd.Client.Send) on " + where +
-		" with the store's own queue (River, LISTEN/NOTIFY); a fresh schema per run, dropped afterwards"
+		" with the store's own queue (hookd_jobs, LISTEN/NOTIFY); a fresh schema per run, dropped afterwards"
 }
 
 func (t *postgresTarget) targetSendsPerSec() float64 { return 0 }
@@ -80,8 +88,11 @@ func (t *postgresTarget) servers() []string {
 
 // short is the target's name in schema and namespace names.
 func (t *postgresTarget) short() string {
-	if t.queueURL != "" {
+	switch {
+	case t.queueURL != "":
 		return "pgredis"
+	case t.river:
+		return "pgriver"
 	}
 	return "pg"
 }
@@ -162,6 +173,11 @@ func (t *postgresTarget) open(ctx context.Context, name string, timeout time.Dur
 			return nil, err
 		}
 		cfg.Queue = queue
+	}
+	if t.river {
+		if cfg.Queue, err = store.NewRiverQueue(&hookd.QueueConfig{JobTimeout: cfg.JobTimeout}); err != nil {
+			return nil, err
+		}
 	}
 	c, err := hookd.NewClient(store, cfg)
 	if err != nil {
@@ -281,7 +297,7 @@ func benchRedisClient(url string) (*redis.Client, error) {
 
 // pingBenchBackends checks that the PostgreSQL and Redis servers the targets use answer.
 func pingBenchBackends(ctx context.Context, o *benchOptions) error {
-	pg := slices.Contains(o.targets, "postgres") || slices.Contains(o.targets, "postgres+redis")
+	pg := o.dbURL != "" && slices.ContainsFunc(o.targets, func(t string) bool { return strings.HasPrefix(t, "postgres") })
 	if !pg {
 		return nil
 	}
