@@ -203,7 +203,8 @@ func TestQueueNotifyWakesOtherProcesses(t *testing.T) {
 // another process once its lease runs out, and the first claim's late outcome changes nothing.
 func TestQueueLeaseRunsOut(t *testing.T) {
 	b := setup(t)
-	s1, q1 := process(t, b, nil)
+	// One worker: once the job hangs in it, the first process claims nothing more, as if dead.
+	s1, q1 := process(t, b, &hookd.QueueConfig{Workers: map[hookd.Lane]int{hookd.LaneFirst: 1}})
 	_, q2 := process(t, b, nil)
 	postgres.SetQueueTiming(q1, 500*time.Millisecond, 20*time.Millisecond)
 	hung, release := make(chan struct{}, 1), make(chan struct{})
@@ -216,7 +217,10 @@ func TestQueueLeaseRunsOut(t *testing.T) {
 	}()
 	c := newCalls()
 	err := q1.Start(context.Background(), func(ctx context.Context, j hookd.Job) error {
-		hung <- struct{}{}
+		select {
+		case hung <- struct{}{}:
+		default:
+		}
 		<-release
 		return fmt.Errorf("late failure of the first claim")
 	})
