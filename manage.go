@@ -165,9 +165,9 @@ func (in *EndpointIn) check() error {
 		return invalid("maxInFlight", "must be zero or positive")
 	}
 	switch in.Scheme {
-	case "", SchemeStandard, SchemeSvix, SchemeStripe:
+	case "", SchemeStandard, SchemeSvix, SchemeStripe, SchemeEnvelope:
 	default:
-		return invalid("scheme", fmt.Sprintf("%q is not one of standard, svix, stripe", in.Scheme))
+		return invalid("scheme", fmt.Sprintf("%q is not one of standard, svix, stripe, envelope", in.Scheme))
 	}
 	if in.Secret != "" {
 		if err := CheckSecret(in.Secret, in.Scheme); err != nil {
@@ -178,11 +178,11 @@ func (in *EndpointIn) check() error {
 }
 
 // CheckSecret reports whether secret can sign for an endpoint with scheme (whsec_ or whsk_ for the
-// Standard Webhooks schemes, any secret of 16 characters or more for the Stripe-shaped one): a
+// Standard Webhooks schemes, any secret of 16 characters or more for the Stripe-shaped ones): a
 // *ValidationError for the field "secret" otherwise.
 func CheckSecret(secret string, scheme SignatureScheme) error {
 	var err error
-	if scheme == SchemeStripe {
+	if scheme == SchemeStripe || scheme == SchemeEnvelope {
 		_, err = signature.NewStripeSigner(secret)
 	} else {
 		_, err = signature.NewSigner(secret)

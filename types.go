@@ -30,6 +30,10 @@ const (
 	// SchemeStripe is seed 000's Stripe-shaped scheme: X-Webhook-Signature: t=<unix>,v1=<hex>,
 	// with X-Webhook-Event and X-Webhook-Timestamp.
 	SchemeStripe SignatureScheme = "stripe"
+	// SchemeEnvelope is seed 000's whole format: the body is the envelope {"id", "type",
+	// "occurredAt", "data"} (id: the message's event id, or its id; occurredAt: when the message
+	// was created, RFC 3339 in UTC to the millisecond; data: the payload), signed as SchemeStripe.
+	SchemeEnvelope SignatureScheme = "envelope"
 )
 
 // Endpoint is one URL of an application that receives its messages.

@@ -2,6 +2,7 @@ package hookd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -162,7 +163,13 @@ func (c *Client) buildRequest(ep *Endpoint, keys []SigningKey, m *Message, now t
 	}
 	body := []byte(m.Payload)
 	switch ep.Scheme {
-	case SchemeStripe:
+	case SchemeStripe, SchemeEnvelope:
+		if ep.Scheme == SchemeEnvelope {
+			var err error
+			if body, err = envelope(m); err != nil {
+				return nil, err
+			}
+		}
 		s, err := signature.NewStripeSigner(secrets...)
 		if err != nil {
 			return nil, fmt.Errorf("signing key: %w", err)
@@ -189,6 +196,20 @@ func (c *Client) buildRequest(ep *Endpoint, keys []SigningKey, m *Message, now t
 	}
 	h.Set("Content-Type", "application/json")
 	return &delivery.Request{URL: ep.URL, Header: h, Body: body}, nil
+}
+
+// envelope is seed 000's body for m: {"id", "type", "occurredAt", "data"}.
+func envelope(m *Message) ([]byte, error) {
+	id := m.EventID
+	if id == "" {
+		id = m.ID
+	}
+	return json.Marshal(struct {
+		ID         string          `json:"id"`
+		Type       string          `json:"type"`
+		OccurredAt string          `json:"occurredAt"`
+		Data       json.RawMessage `json:"data"`
+	}{id, m.EventType, m.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"), json.RawMessage(m.Payload)})
 }
 
 // finish records the attempt and decides what follows, in one transaction: the attempt row, the

@@ -17,18 +17,9 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	v := *dbFlag
-	for _, name := range []string{"HOOKD_DB", "DATABASE_URL"} {
-		if v == "" {
-			v = os.Getenv(name)
-		}
-	}
-	if v == "" {
-		v = "sqlite:hookd.db"
-	}
-	d, err := parseDBTarget(v)
+	d, err := dbFlagTarget(*dbFlag)
 	if err != nil {
-		return usageErrorf(`run "hookd migrate --help"`, "migrate: --db %q: %v", redactURL(v), err)
+		return usageErrorf(`run "hookd migrate --help"`, "migrate: %v", err)
 	}
 	if d.postgresURL != "" {
 		if err := postgres.Migrate(ctx, d.postgresURL, nil); err != nil {
@@ -45,4 +36,22 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "%s: schema up to date\n", d)
 	return nil
+}
+
+// dbFlagTarget is the database a --db flag of v names, or else HOOKD_DB, or else DATABASE_URL,
+// or else sqlite:hookd.db.
+func dbFlagTarget(v string) (dbTarget, error) {
+	for _, name := range []string{"HOOKD_DB", "DATABASE_URL"} {
+		if v == "" {
+			v = os.Getenv(name)
+		}
+	}
+	if v == "" {
+		v = "sqlite:hookd.db"
+	}
+	d, err := parseDBTarget(v)
+	if err != nil {
+		return d, fmt.Errorf("--db %q: %w", redactURL(v), err)
+	}
+	return d, nil
 }
