@@ -3,17 +3,16 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/jobrun"
 )
 
 // Queue is the store's own hookd.Queue: jobs are rows of hookd_jobs in the store's database,
@@ -44,22 +43,15 @@ import (
 // delay, the same job; any other error makes it due again after 1 s, 2 s, 4 s ... at most 1 min,
 // for about a week (10,000 failures), after which the job is dropped with an error in the log.
 type Queue struct {
-	s       *Store
-	logger  *slog.Logger
-	timeout time.Duration
-	lease   time.Duration
-	channel string // the NOTIFY channel of the schema
-	lanes   map[hookd.Lane]*lane
-	fin     *finisher
-
-	mu           sync.Mutex // serializes Start and Stop
-	running      bool
-	stop         chan struct{}      // closed by Stop: lanes stop fetching
-	cancel       context.CancelFunc // cancels the jobs' context: a hard stop
-	stopListener context.CancelFunc
-	onListen     func()         // tests: called each time the listener starts listening
-	loopsWG      sync.WaitGroup // the lanes' fetch loops and the listener
-	jobsWG       sync.WaitGroup // jobs in flight
+	s        *Store
+	logger   *slog.Logger
+	timeout  time.Duration
+	lease    time.Duration
+	channel  string // the NOTIFY channel of the schema
+	lanes    map[hookd.Lane]*lane
+	fin      *jobrun.Finisher[outcome]
+	run      jobrun.Run
+	onListen func() // tests: called each time the listener starts listening
 }
 
 var _ hookd.Queue = (*Queue)(nil)
@@ -72,9 +64,6 @@ const (
 	fetchCooldown = 2 * time.Millisecond
 	// leaseGrace is added to the job timeout to make a claim's lease.
 	leaseGrace = 30 * time.Second
-	// hardStopWait is how long Stop waits, once its context has ended and running jobs have been
-	// cancelled, for them to return.
-	hardStopWait = 5 * time.Second
 	// listenRetry is the wait before the listener connects again after it lost its connection.
 	listenRetry = time.Second
 	// maxFailures is how often a job's handler may fail (a database error, never a snooze)
@@ -100,7 +89,7 @@ func (s *Store) NewQueue(cfg *hookd.QueueConfig) (hookd.Queue, error) {
 		}
 		q.lanes[l] = newLane(q, l, n, poll)
 	}
-	q.fin = newFinisher(q)
+	q.fin = jobrun.NewFinisher(q.flush)
 	return q, nil
 }
 
@@ -219,41 +208,23 @@ func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 	if h == nil {
 		return invalid("handler", "is nil")
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.running {
-		return errors.New("postgres queue: start: already started")
-	}
-	jobCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	listenCtx, stopListener := context.WithCancel(context.WithoutCancel(ctx))
-	q.stop, q.cancel, q.stopListener, q.running = make(chan struct{}), cancel, stopListener, true
-	q.fin.start()
-	for _, ln := range q.lanes {
-		ln.reset()
-		q.loopsWG.Add(1)
-		go func() {
-			defer q.loopsWG.Done()
-			ln.fetchLoop(jobCtx, q.stop, h)
-		}()
-	}
-	q.loopsWG.Add(1)
-	go func() {
-		defer q.loopsWG.Done()
-		q.listen(listenCtx)
-	}()
-	if ctx.Done() != nil {
-		stop := q.stop
-		go func() {
-			select {
-			case <-ctx.Done():
-				sctx, scancel := context.WithTimeout(context.Background(), q.timeout)
-				defer scancel()
-				_ = q.stopIf(sctx, stop)
-			case <-stop:
-			}
-		}()
-	}
-	return nil
+	return q.run.Start(ctx, "postgres queue", q.timeout, func(jobCtx context.Context, stop <-chan struct{}) (func() error, error) {
+		q.fin.Start()
+		for _, ln := range q.lanes {
+			ln.reset()
+			q.run.Loop(func() { ln.fetchLoop(jobCtx, stop, h) })
+		}
+		q.run.Loop(func() {
+			lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+			defer cancel()
+			go func() {
+				<-stop
+				cancel()
+			}()
+			q.listen(lctx)
+		})
+		return q.fin.Stop, nil
+	})
 }
 
 // Stop stops fetching jobs and waits for the jobs in flight until ctx ends. Jobs still running
@@ -261,47 +232,7 @@ func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 // returns after its context was cancelled is given back, due at once, without a failure counted)
 // and returns an error wrapping ctx's. The outcomes of the jobs that returned are written before
 // Stop returns.
-func (q *Queue) Stop(ctx context.Context) error {
-	q.mu.Lock()
-	stop := q.stop
-	q.mu.Unlock()
-	return q.stopIf(ctx, stop)
-}
-
-// stopIf stops the queue if its current run is the one whose stop channel is stop.
-func (q *Queue) stopIf(ctx context.Context, stop chan struct{}) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.running || q.stop != stop {
-		return nil
-	}
-	close(q.stop)
-	q.stopListener()
-	q.loopsWG.Wait()
-	drained := make(chan struct{})
-	go func() {
-		q.jobsWG.Wait()
-		close(drained)
-	}()
-	var err error
-	select {
-	case <-drained:
-	case <-ctx.Done():
-		q.cancel()
-		select {
-		case <-drained:
-			err = fmt.Errorf("postgres queue: stop: jobs in flight cancelled: %w", ctx.Err())
-		case <-time.After(hardStopWait):
-			err = fmt.Errorf("postgres queue: stop: jobs cancelled but still running after %s: %w", hardStopWait, ctx.Err())
-		}
-	}
-	q.cancel()
-	if ferr := q.fin.stop(); ferr != nil {
-		err = errors.Join(err, ferr)
-	}
-	q.running = false
-	return err
-}
+func (q *Queue) Stop(ctx context.Context) error { return q.run.Stop(ctx, "postgres queue") }
 
 // listen wakes this process's lanes on the notifications of the schema's channel, on a
 // connection of its own, until ctx ends. After it (re)connects it wakes every lane, for what was

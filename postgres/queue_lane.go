@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/jobrun"
 )
 
 // lane claims and runs the jobs of one hookd lane with up to workers at once.
@@ -51,46 +52,15 @@ type claimedJob struct {
 	failures int32
 }
 
-// fetchLoop claims due jobs into free worker slots until stop is closed.
+// fetchLoop claims due jobs into free worker slots until stop is closed. (After every claim it
+// pauses 2 ms, also after an empty one: without that pause after empty claims, B3's p50 fell from
+// about 6 to 4.5 ms but B1 lost about a tenth of its deliveries a second, its claims smaller.)
 func (l *lane) fetchLoop(ctx context.Context, stop <-chan struct{}, h hookd.JobHandler) {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		case <-l.wakeCh:
-			if !t.Stop() {
-				select {
-				case <-t.C:
-				default:
-				}
-			}
-		}
-		jobs, full, err := l.claim(ctx)
-		if err != nil && ctx.Err() == nil {
+	jobrun.FetchLoop(ctx, stop, l.wakeCh, l.poll, fetchCooldown, l.claim,
+		func(j claimedJob) { l.q.run.Job(func() { l.run(ctx, j, h) }) },
+		func(err error) {
 			l.q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd queue: claiming jobs failed", slog.String("lane", string(l.name)), slog.String("error", err.Error()))
-		}
-		for _, j := range jobs {
-			l.q.jobsWG.Add(1)
-			go l.run(ctx, j, h)
-		}
-		next := l.poll
-		if full {
-			// More may be due: claim again as soon as a slot frees (run wakes the lane), or soon.
-			next = fetchCooldown
-		}
-		t.Reset(next)
-		// A short pause bounds the claim rate when wakes come back to back, and lets the jobs
-		// that come due meanwhile share the next claim. (Without it after empty claims, B3's p50
-		// fell from about 6 to 4.5 ms but B1 lost about a tenth of its deliveries a second.)
-		select {
-		case <-stop:
-			return
-		case <-time.After(fetchCooldown):
-		}
-	}
+		})
 }
 
 // claimJobsSQL claims the due jobs of a lane, oldest first, skipping those another transaction
@@ -153,13 +123,12 @@ func (l *lane) claim(ctx context.Context) (jobs []claimedJob, full bool, err err
 
 // run holds j until it is due, works it with h, and hands the outcome to the finisher.
 func (l *lane) run(ctx context.Context, j claimedJob, h hookd.JobHandler) {
-	defer l.q.jobsWG.Done()
 	out := l.work(ctx, j, h)
 	l.mu.Lock()
 	l.busy--
 	l.mu.Unlock()
 	l.wake()
-	l.q.fin.add(out)
+	l.q.fin.Add(out)
 }
 
 // work returns the outcome to write for j.

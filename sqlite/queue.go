@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/jobrun"
 )
 
 // Queue is the store's own hookd.Queue: jobs are rows of hookd_jobs in the store's file, written
@@ -40,14 +40,8 @@ type Queue struct {
 	logger  *slog.Logger
 	timeout time.Duration
 	lanes   map[hookd.Lane]*lane
-	fin     *finisher
-
-	mu      sync.Mutex // serializes Start and Stop
-	running bool
-	stop    chan struct{}      // closed by Stop: lanes stop fetching
-	cancel  context.CancelFunc // cancels the jobs' context: a hard stop
-	fetchWG sync.WaitGroup     // the lanes' fetch loops
-	jobsWG  sync.WaitGroup     // jobs in flight
+	fin     *jobrun.Finisher[outcome]
+	run     jobrun.Run
 }
 
 var _ hookd.Queue = (*Queue)(nil)
@@ -58,9 +52,6 @@ const (
 	pollInterval      = 100 * time.Millisecond
 	// fetchCooldown is the least time between two fetches of one lane.
 	fetchCooldown = 2 * time.Millisecond
-	// hardStopWait is how long Stop waits, once its context has ended and running jobs have been
-	// cancelled, for them to return.
-	hardStopWait = 5 * time.Second
 	// maxFailures is how often a job's handler may fail (a database error, never a snooze)
 	// before the job is dropped: with retries backing off to one a minute, about a week.
 	maxFailures = 10_000
@@ -85,7 +76,7 @@ func (s *Store) NewQueue(cfg *hookd.QueueConfig) (hookd.Queue, error) {
 		}
 		q.lanes[l] = newLane(q, l, n, poll)
 	}
-	q.fin = newFinisher(q)
+	q.fin = jobrun.NewFinisher(q.flush)
 	return q, nil
 }
 
@@ -160,82 +151,28 @@ func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 	if h == nil {
 		return invalid("handler", "is nil")
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.running {
+	err := q.run.Start(ctx, "sqlite queue", q.timeout, func(jobCtx context.Context, stop <-chan struct{}) (func() error, error) {
+		if !q.s.queueRunning.CompareAndSwap(false, true) {
+			return nil, fmt.Errorf("sqlite queue: start: %w", ErrQueueRunning)
+		}
+		q.fin.Start()
+		for _, ln := range q.lanes {
+			ln.reset()
+			q.run.Loop(func() { ln.fetchLoop(jobCtx, stop, h) })
+		}
+		return func() error {
+			defer q.s.queueRunning.Store(false)
+			return q.fin.Stop()
+		}, nil
+	})
+	if errors.Is(err, jobrun.ErrRunning) {
 		return fmt.Errorf("sqlite queue: start: %w", ErrQueueRunning)
 	}
-	if !q.s.queueRunning.CompareAndSwap(false, true) {
-		return fmt.Errorf("sqlite queue: start: %w", ErrQueueRunning)
-	}
-	jobCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	q.stop, q.cancel, q.running = make(chan struct{}), cancel, true
-	q.fin.start()
-	for _, ln := range q.lanes {
-		ln.reset()
-		q.fetchWG.Add(1)
-		go func() {
-			defer q.fetchWG.Done()
-			ln.fetchLoop(jobCtx, q.stop, h)
-		}()
-	}
-	if ctx.Done() != nil {
-		stop := q.stop
-		go func() {
-			select {
-			case <-ctx.Done():
-				sctx, scancel := context.WithTimeout(context.Background(), q.timeout)
-				defer scancel()
-				_ = q.stopIf(sctx, stop)
-			case <-stop:
-			}
-		}()
-	}
-	return nil
+	return err
 }
 
 // Stop stops fetching jobs and waits for the jobs in flight until ctx ends. Jobs still running
 // then have their contexts cancelled; Stop waits up to 5 s more for them to return (a job that
 // returns after its context was cancelled stays due, without a failure counted) and returns an
 // error wrapping ctx's. The outcomes of the jobs that finished are written before Stop returns.
-func (q *Queue) Stop(ctx context.Context) error {
-	q.mu.Lock()
-	stop := q.stop
-	q.mu.Unlock()
-	return q.stopIf(ctx, stop)
-}
-
-// stopIf stops the queue if its current run is the one whose stop channel is stop.
-func (q *Queue) stopIf(ctx context.Context, stop chan struct{}) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.running || q.stop != stop {
-		return nil
-	}
-	close(q.stop)
-	q.fetchWG.Wait()
-	drained := make(chan struct{})
-	go func() {
-		q.jobsWG.Wait()
-		close(drained)
-	}()
-	var err error
-	select {
-	case <-drained:
-	case <-ctx.Done():
-		q.cancel()
-		select {
-		case <-drained:
-			err = fmt.Errorf("sqlite queue: stop: jobs in flight cancelled: %w", ctx.Err())
-		case <-time.After(hardStopWait):
-			err = fmt.Errorf("sqlite queue: stop: jobs cancelled but still running after %s: %w", hardStopWait, ctx.Err())
-		}
-	}
-	q.cancel()
-	if ferr := q.fin.stop(); ferr != nil {
-		err = errors.Join(err, ferr)
-	}
-	q.running = false
-	q.s.queueRunning.Store(false)
-	return err
-}
+func (q *Queue) Stop(ctx context.Context) error { return q.run.Stop(ctx, "sqlite queue") }

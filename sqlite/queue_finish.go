@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/hookd/hookd"
@@ -20,86 +19,11 @@ type outcome struct {
 	lastError  string
 }
 
-// finisher writes the jobs' outcomes, group-committed: a flush writes every outcome waiting by
-// then in one transaction, so under load a few transactions carry thousands of outcomes.
-type finisher struct {
-	q *Queue
-
-	mu      sync.Mutex
-	pending []outcome
-	kick    chan struct{}
-	quit    chan struct{}
-	done    chan struct{}
-	lastErr error
-}
-
-// flushRetry is the wait before a failed flush is tried again.
-const flushRetry = 100 * time.Millisecond
-
-func newFinisher(q *Queue) *finisher {
-	return &finisher{q: q, kick: make(chan struct{}, 1)}
-}
-
-func (f *finisher) start() {
-	f.quit, f.done = make(chan struct{}), make(chan struct{})
-	go f.loop()
-}
-
-// add hands o to the finisher.
-func (f *finisher) add(o outcome) {
-	f.mu.Lock()
-	f.pending = append(f.pending, o)
-	f.mu.Unlock()
-	f.kickLoop()
-}
-
-func (f *finisher) loop() {
-	defer close(f.done)
-	for {
-		select {
-		case <-f.kick:
-			if err := f.flush(); err != nil {
-				select {
-				case <-time.After(flushRetry):
-					f.kickLoop()
-				case <-f.quit:
-					f.lastErr = f.flush()
-					return
-				}
-			}
-		case <-f.quit:
-			f.lastErr = f.flush()
-			return
-		}
-	}
-}
-
-// kickLoop makes the loop flush.
-func (f *finisher) kickLoop() {
-	select {
-	case f.kick <- struct{}{}:
-	default:
-	}
-}
-
-// stop writes what is waiting and ends the loop; it returns the error of that last write.
-func (f *finisher) stop() error {
-	close(f.quit)
-	<-f.done
-	return f.lastErr
-}
-
-// flush writes the waiting outcomes in one transaction; when it fails they stay waiting.
-func (f *finisher) flush() error {
-	f.mu.Lock()
-	batch := f.pending
-	f.pending = nil
-	f.mu.Unlock()
-	if len(batch) == 0 {
-		return nil
-	}
+// flush writes a batch of outcomes in one transaction (jobrun.Finisher's flush): worked jobs
+// deleted, the others due again at their run_at.
+func (q *Queue) flush(batch []outcome) error {
 	ctx := hookd.BackgroundWrite(context.Background())
-	err := f.q.s.InTx(ctx, func(tx hookd.Tx) error {
+	err := q.s.InTx(ctx, func(tx hookd.Tx) error {
 		t := tx.(*txn)
 		var ids []any
 		for _, o := range batch {
@@ -112,14 +36,11 @@ func (f *finisher) flush() error {
 				return err
 			}
 		}
-		_, err := t.execBatch(ctx, f.q.s.stmts.deleteJobs, 1, ids)
+		_, err := t.execBatch(ctx, q.s.stmts.deleteJobs, 1, ids)
 		return err
 	})
 	if err != nil {
-		f.mu.Lock()
-		f.pending = append(batch, f.pending...)
-		f.mu.Unlock()
-		f.q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd queue: writing job outcomes failed; trying again",
+		q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd queue: writing job outcomes failed; trying again",
 			slog.Int("jobs", len(batch)), slog.String("error", err.Error()))
 		return err
 	}

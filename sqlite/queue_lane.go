@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/jobrun"
 )
 
 // lane fetches and runs the jobs of one hookd lane with up to workers at once.
@@ -65,42 +66,11 @@ type queuedJob struct {
 
 // fetchLoop fetches due jobs into free worker slots until stop is closed.
 func (l *lane) fetchLoop(ctx context.Context, stop <-chan struct{}, h hookd.JobHandler) {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		case <-l.wakeCh:
-			if !t.Stop() {
-				select {
-				case <-t.C:
-				default:
-				}
-			}
-		}
-		jobs, full, err := l.fetch(ctx)
-		if err != nil && ctx.Err() == nil {
+	jobrun.FetchLoop(ctx, stop, l.wakeCh, l.poll, fetchCooldown, l.fetch,
+		func(j queuedJob) { l.q.run.Job(func() { l.run(ctx, j, h) }) },
+		func(err error) {
 			l.q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd queue: fetch failed", slog.String("lane", string(l.name)), slog.String("error", err.Error()))
-		}
-		for _, j := range jobs {
-			l.q.jobsWG.Add(1)
-			go l.run(ctx, j, h)
-		}
-		next := l.poll
-		if full {
-			// More may be due: fetch again as soon as a slot frees (run wakes the lane), or soon.
-			next = fetchCooldown
-		}
-		t.Reset(next)
-		// A short pause bounds the fetch rate when wakes come back to back.
-		select {
-		case <-stop:
-			return
-		case <-time.After(fetchCooldown):
-		}
-	}
+		})
 }
 
 // fetch reads the jobs due within two poll intervals, as many as there are free slots, and
@@ -185,7 +155,6 @@ func scanJob(rows *sql.Rows) (queuedJob, error) {
 
 // run holds j until it is due, works it with h, and hands the outcome to the finisher.
 func (l *lane) run(ctx context.Context, j queuedJob, h hookd.JobHandler) {
-	defer l.q.jobsWG.Done()
 	out, ok := l.work(ctx, j, h)
 	l.mu.Lock()
 	if l.gen == j.gen {
@@ -197,7 +166,7 @@ func (l *lane) run(ctx context.Context, j queuedJob, h hookd.JobHandler) {
 	l.mu.Unlock()
 	l.wake()
 	if ok {
-		l.q.fin.add(out)
+		l.q.fin.Add(out)
 	}
 }
 
