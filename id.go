@@ -78,3 +78,20 @@ func divmod62(hi, lo uint64) (qhi, qlo, r uint64) {
 	qlo = qmid<<32 | qlow
 	return qhi, qlo, r
 }
+
+// IDFloor returns the least id with prefix that newID can make at or after t: every id made from
+// t on sorts at or after it, so a range of ids stands for a range of creation times.
+func IDFloor(prefix string, t time.Time) string {
+	hi, lo := uint64(max(t.UnixMilli(), 0))<<16, uint64(0)
+	var buf [idLen]byte
+	for i := idLen - 1; i >= 0; i-- {
+		var r uint64
+		hi, lo, r = divmod62(hi, lo)
+		buf[i] = base62[r]
+	}
+	return prefix + string(buf[:])
+}
+
+// AttemptIDFloor is IDFloor for attempts: an attempt made at t is recorded, and gets its id, at t
+// or later.
+func AttemptIDFloor(t time.Time) string { return IDFloor(prefixAttempt, t) }

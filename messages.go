@@ -99,3 +99,32 @@ func (c *Client) Resend(ctx context.Context, app, msg, endpoint string) error {
 func (c *Client) Recover(ctx context.Context, app, endpoint string, since time.Time) (int, error) {
 	return c.RecoverRange(ctx, app, endpoint, since, nil)
 }
+
+// AttemptsPerHour counts the attempts to an application's endpoints (or to one of them, endpoint
+// not empty), made since since, by the hour (UTC) they were made in, oldest first; hours without
+// attempts are left out.
+func (c *Client) AttemptsPerHour(ctx context.Context, app, endpoint string, since time.Time) ([]HourCount, error) {
+	a, err := c.GetApplication(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	f := AttemptStatsFilter{AppID: a.ID, Since: since.UTC(), FromID: AttemptIDFloor(since)}
+	if endpoint != "" {
+		ep, err := c.GetEndpoint(ctx, a.ID, endpoint)
+		if err != nil {
+			return nil, err
+		}
+		f.EndpointID = ep.ID
+	}
+	out, err := c.store.AttemptsPerHour(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("hookd: attempts per hour: %w", err)
+	}
+	return out, nil
+}
+
+// CircuitOpen reports whether this process's circuit breaker holds back the attempts to the
+// endpoint with id endpointID (each process keeps its own).
+func (c *Client) CircuitOpen(endpointID string) bool {
+	return c.states.circuitOpen(endpointID, c.now())
+}

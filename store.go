@@ -119,6 +119,9 @@ type Reader interface {
 
 	GetAttempt(ctx context.Context, id string) (*Attempt, error)
 	ListAttempts(ctx context.Context, f AttemptFilter) (*Page[Attempt], error)
+	// AttemptsPerHour counts the attempts f selects by the hour they were made in (UTC), oldest
+	// first; hours without attempts are left out.
+	AttemptsPerHour(ctx context.Context, f AttemptStatsFilter) ([]HourCount, error)
 
 	ListOperationalEvents(ctx context.Context, opts ListOptions) (*Page[OperationalEvent], error)
 
@@ -245,6 +248,25 @@ type DeliveryFilter struct {
 	After      *time.Time
 	Before     *time.Time
 	ListOptions
+}
+
+// AttemptStatsFilter selects the attempts AttemptsPerHour counts: those to an application's
+// endpoints (AppID, required), or to one of them (EndpointID too), made at or after Since.
+type AttemptStatsFilter struct {
+	AppID      string
+	EndpointID string
+	Since      time.Time
+	// FromID, when set, also limits the count to attempts whose id sorts at or after it, so that
+	// the query walks the index from there rather than from the application's first attempt. The
+	// client passes AttemptIDFloor(Since): hookd's ids sort by creation time.
+	FromID string
+}
+
+// HourCount is how many attempts made in one hour succeeded and failed.
+type HourCount struct {
+	Hour      time.Time // the hour's start, UTC
+	Succeeded int
+	Failed    int
 }
 
 // AttemptFilter selects attempts of one application.

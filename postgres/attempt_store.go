@@ -79,3 +79,31 @@ func (t *txn) ExpungeAttemptResponse(ctx context.Context, attemptID string) erro
 	}
 	return nil
 }
+
+// AttemptsPerHour counts attempts by hour, walking the application's (or the endpoint's) index
+// from f.FromID.
+func (q *queries) AttemptsPerHour(ctx context.Context, f hookd.AttemptStatsFilter) ([]hookd.HourCount, error) {
+	where := `a.app_id = $1 AND a.id >= $2 AND a.at >= $3`
+	args := []any{f.AppID, f.FromID, f.Since}
+	if f.EndpointID != "" {
+		where = `a.endpoint_id = $4 AND ` + where
+		args = append(args, f.EndpointID)
+	}
+	out, err := collect(ctx, q.c, `SELECT floor(extract(epoch FROM a.at) / 3600)::bigint AS h,
+		count(*) FILTER (WHERE a.success), count(*) FILTER (WHERE NOT a.success)
+		FROM hookd_attempts a WHERE `+where+` GROUP BY h ORDER BY h`, args, func(r row) (hookd.HourCount, error) {
+		var (
+			h int64
+			c hookd.HourCount
+		)
+		if err := r.Scan(&h, &c.Succeeded, &c.Failed); err != nil {
+			return c, err
+		}
+		c.Hour = time.Unix(h*3600, 0).UTC()
+		return c, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attempts per hour: %w", classify(err))
+	}
+	return out, nil
+}

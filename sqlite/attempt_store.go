@@ -81,3 +81,35 @@ func (t *txn) ExpungeAttemptResponse(ctx context.Context, attemptID string) erro
 	}
 	return nil
 }
+
+// AttemptsPerHour counts attempts by hour, walking the application's (or the endpoint's) index
+// from f.FromID.
+func (q *queries) AttemptsPerHour(ctx context.Context, f hookd.AttemptStatsFilter) ([]hookd.HourCount, error) {
+	const hour = int64(time.Hour / time.Microsecond)
+	query := `SELECT at / ? AS h, SUM(success), COUNT(*) - SUM(success) FROM hookd_attempts
+		WHERE app_id = ? AND id >= ? AND at >= ?`
+	args := []any{hour, f.AppID, f.FromID, micros(f.Since)}
+	if f.EndpointID != "" {
+		query = `SELECT at / ? AS h, SUM(success), COUNT(*) - SUM(success) FROM hookd_attempts
+		WHERE endpoint_id = ? AND app_id = ? AND id >= ? AND at >= ?`
+		args = []any{hour, f.EndpointID, f.AppID, f.FromID, micros(f.Since)}
+	}
+	rows, err := q.q.QueryContext(ctx, query+` GROUP BY h ORDER BY h`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("attempts per hour: %w", classify(err))
+	}
+	defer rows.Close()
+	var out []hookd.HourCount
+	for rows.Next() {
+		var (
+			h int64
+			c hookd.HourCount
+		)
+		if err := rows.Scan(&h, &c.Succeeded, &c.Failed); err != nil {
+			return nil, fmt.Errorf("attempts per hour: %w", err)
+		}
+		c.Hour = time.UnixMicro(h * hour).UTC()
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

@@ -57,6 +57,16 @@ func TestListsAtScale(t *testing.T) {
 	dels := func(f hookd.DeliveryFilter) func() (int, error) {
 		return func() (int, error) { p, err := s.ListDeliveries(ctx, f); return len(p.Data), err }
 	}
+	hours := func(f hookd.AttemptStatsFilter) func() (int, error) {
+		return func() (int, error) {
+			h, err := s.AttemptsPerHour(ctx, f)
+			n := 0
+			for _, c := range h {
+				n += c.Succeeded + c.Failed
+			}
+			return n, err
+		}
+	}
 	cases := []struct {
 		name string
 		run  func() (int, error)
@@ -83,6 +93,9 @@ func TestListsAtScale(t *testing.T) {
 		{"deliveries of an endpoint, pending", dels(hookd.DeliveryFilter{AppID: "app_a", EndpointID: "ep_03", Status: hookd.DeliveryPending}), false},
 		{"deliveries of a message", dels(hookd.DeliveryFilter{MessageID: mid}), false},
 		{"load work", func() (int, error) { _, _, err := s.LoadWork(ctx, "dlv_000000500000"); return 1, err }, false},
+		// The dashboard's charts: the last tenth of the attempts (100,000), counted by hour.
+		{"attempts per hour of the application, 100,000", hours(hookd.AttemptStatsFilter{AppID: "app_a", Since: time.UnixMicro(900_000), FromID: "atmpt_000000900000"}), true},
+		{"attempts per hour of an endpoint, 10,000", hours(hookd.AttemptStatsFilter{AppID: "app_a", EndpointID: "ep_03", Since: time.UnixMicro(900_000), FromID: "atmpt_000000900000"}), false},
 	}
 	for _, c := range cases {
 		t0 := time.Now()

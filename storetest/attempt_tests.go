@@ -219,6 +219,36 @@ var attemptTests = []test{
 			t.Fatalf("a failed RecordAttempts changed the endpoint: %+v", ep)
 		}
 	}},
+	{"AttemptsPerHour", func(t *testing.T, f *fixture) {
+		app, other := f.newApp(), f.newApp()
+		e1, e2, eo := f.newEndpoint(app.ID), f.newEndpoint(app.ID), f.newEndpoint(other.ID)
+		msg, mo := f.newMessage(app.ID), f.newMessage(other.ID)
+		d1, d2, do := f.newDelivery(msg, e1.ID), f.newDelivery(msg, e2.ID), f.newDelivery(mo, eo.ID)
+		h0 := base.Truncate(time.Hour)
+		f.record(
+			hookd.AttemptRecord{Attempt: attempt(d1, 1, h0.Add(-time.Minute)), Status: hookd.DeliveryPending}, // before Since
+			hookd.AttemptRecord{Attempt: attempt(d1, 2, h0.Add(time.Minute)), Status: hookd.DeliveryPending},
+			hookd.AttemptRecord{Attempt: attempt(d1, 3, h0.Add(59*time.Minute), succeeded), Status: hookd.DeliveryDelivered},
+			hookd.AttemptRecord{Attempt: attempt(d2, 1, h0.Add(61*time.Minute), succeeded), Status: hookd.DeliveryDelivered},
+			hookd.AttemptRecord{Attempt: attempt(do, 1, h0.Add(time.Minute)), Status: hookd.DeliveryPending},
+		)
+		got, err := f.store.AttemptsPerHour(f.ctx, hookd.AttemptStatsFilter{AppID: app.ID, Since: h0})
+		f.noErr(err)
+		equal(t, "application", []hookd.HourCount{{Hour: h0, Succeeded: 1, Failed: 1}, {Hour: h0.Add(time.Hour), Succeeded: 1}}, got)
+		got, err = f.store.AttemptsPerHour(f.ctx, hookd.AttemptStatsFilter{AppID: app.ID, EndpointID: e1.ID, Since: h0.Add(-time.Hour)})
+		f.noErr(err)
+		equal(t, "endpoint", []hookd.HourCount{{Hour: h0.Add(-time.Hour), Failed: 1}, {Hour: h0, Succeeded: 1, Failed: 1}}, got)
+		got, err = f.store.AttemptsPerHour(f.ctx, hookd.AttemptStatsFilter{AppID: app.ID, Since: h0.Add(-time.Hour), FromID: "atmpt_~"})
+		f.noErr(err)
+		if len(got) != 0 {
+			t.Errorf("attempts before FromID counted: %+v", got)
+		}
+		got, err = f.store.AttemptsPerHour(f.ctx, hookd.AttemptStatsFilter{AppID: app.ID, EndpointID: eo.ID, Since: h0.Add(-time.Hour)})
+		f.noErr(err)
+		if len(got) != 0 {
+			t.Errorf("another application's endpoint counted: %+v", got)
+		}
+	}},
 	{"Filters", func(t *testing.T, f *fixture) {
 		app, other := f.newApp(), f.newApp()
 		e1, e2 := f.newEndpoint(app.ID), f.newEndpoint(app.ID)

@@ -15,6 +15,7 @@ import (
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/metrics"
 	"github.com/hookd/hookd/server"
+	"github.com/hookd/hookd/ui"
 )
 
 // Limits of the HTTP server and of the shutdown.
@@ -122,6 +123,14 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 			return fail("", "serve: %v", err)
 		}
 		mux.Handle("/", api)
+		pages, err := ui.New(client, auth, &ui.Config{Logger: logger})
+		if err != nil {
+			return fail("", "serve: %v", err)
+		}
+		for _, p := range []string{"/ui/", "/portal", "/portal/"} {
+			mux.Handle(p, pages)
+		}
+		mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusSeeOther))
 	}
 
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.listen)

@@ -1,0 +1,548 @@
+package ui_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/delivery"
+	"github.com/hookd/hookd/hookdtest"
+	"github.com/hookd/hookd/server"
+	"github.com/hookd/hookd/sqlite"
+	"github.com/hookd/hookd/ui"
+)
+
+// chromiumPath is where Debian's chromium package installs the browser.
+const chromiumPath = "/usr/bin/chromium"
+
+// Bounds of the browser test's steps.
+const (
+	chromeStartTimeout = 30 * time.Second // the browser's start and its first tab
+	chromeStepTimeout  = 10 * time.Second // one navigation, form or query
+	chromeWaitTimeout  = 15 * time.Second // until a delivery shows on a page
+	chromeMaxPNG       = 400 << 10        // a full-page screenshot larger than this is cut to the viewport
+)
+
+// TestDashboardInBrowser drives the dashboard and the portal in headless Chromium, as an
+// operator and a customer would: sign in, add endpoints, send examples, watch the attempts,
+// resend a failed delivery, open a portal link. It writes screenshots of the pages to
+// $HOOKD_UI_SCREENSHOTS (default: a temporary directory).
+func TestDashboardInBrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skipf("no Chromium at %s (%v): install Debian's chromium (apt-get install chromium) to run this test", chromiumPath, err)
+	}
+	began := time.Now()
+	shots := os.Getenv("HOOKD_UI_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	d := startBrowserDashboard(t)
+	rcv := hookdtest.NewReceiver()
+	t.Cleanup(rcv.Close)
+	rcv.Handle("/ok", hookdtest.OK())
+	rcv.Handle("/fail", hookdtest.Status(http.StatusInternalServerError, `{"error":"boom"}`))
+	tab := newChromeTab(t, d.url)
+	appPath := "/ui/app/" + d.acme.ID
+
+	// a. Sign in: /ui/ sends the browser to the login form; the admin token opens the list.
+	tab.open("/ui/")
+	if loc := tab.location(); !strings.Contains(loc, "/ui/login") {
+		t.Fatalf("a: /ui/ without a cookie is at %s; want the login form", loc)
+	}
+	tab.do("a: type the admin token", chromedp.SendKeys(chromedp.ID("token"), d.token))
+	tab.submit("a: sign in", `button[type=submit]`)
+	if loc := tab.location(); loc != d.url+"/ui/" {
+		t.Fatalf("a: after signing in at %s; want %s/ui/", loc, d.url)
+	}
+	for _, app := range []*hookd.Application{d.acme, d.globex} {
+		sel := fmt.Sprintf(`a[href="/ui/app/%s"]`, app.ID)
+		if got := tab.text("a: the applications list", sel); got != app.Name {
+			t.Errorf("a: the link to %s reads %q; want %q", app.ID, got, app.Name)
+		}
+	}
+
+	// b. Add an endpoint that answers 200; the form lands on the endpoint's page.
+	tab.submit("b: open Acme", fmt.Sprintf(`a[href="%s"]`, appPath))
+	if h1 := tab.text("b: Acme's page", "h1"); h1 != "Acme" {
+		t.Fatalf("b: Acme's page has the heading %q", h1)
+	}
+	okEP := tab.addEndpoint("b", rcv.URL("/ok"))
+
+	// c. Send an example; its page shows the attempt once the worker has made it.
+	tab.submit("c: back to Acme", fmt.Sprintf(`p.crumbs a[href="%s"]`, appPath))
+	msg1 := tab.sendExample("c", "invoice.paid", `{"n":1}`)
+	tab.waitFor("c: the attempt with 200 on "+msg1, destinationJS(okEP, `rows.some(r => status(r) === "200")`))
+
+	// d. A second endpoint that answers 500 {"error":"boom"}; the next example fails there.
+	tab.open(appPath)
+	failEP := tab.addEndpoint("d", rcv.URL("/fail"))
+	tab.open(appPath)
+	msg2 := tab.sendExample("d", "invoice.paid", `{"n":2}`)
+	tab.waitFor("d: the attempt with 500 boom on "+msg2, destinationJS(failEP,
+		`rows.some(r => status(r) === "500" && r.querySelector("pre.response").textContent.includes("boom"))`))
+	tab.waitFor("d: the attempt with 200 on "+msg2, destinationJS(okEP, `rows.some(r => status(r) === "200")`))
+
+	// e. Resend the failed delivery: a second, manual attempt appears under that endpoint.
+	tab.submit("e: resend", fmt.Sprintf(`article.destination:has(a[href$="/endpoint/%s"]) button.resend`, failEP))
+	if loc := tab.location(); !strings.HasSuffix(loc, "/msg/"+msg2+"?flash=resent") {
+		t.Errorf("e: after Resend at %s; want the message's page with ?flash=resent", loc)
+	}
+	if got := tab.text("e: the flash", "p.flash"); got != "Done: resent." {
+		t.Errorf("e: the flash reads %q", got)
+	}
+	tab.waitFor("e: the manual attempt on "+msg2, destinationJS(failEP,
+		`rows.length === 2 && rows.some(r => r.cells[0].textContent.includes("manual") && status(r) === "500")`))
+	tab.screenshot(shots, "dashboard-message.png")
+
+	// g. The application's page, with its chart, now that attempts exist.
+	tab.open(appPath)
+	if n := tab.count("g: the chart's bars", `svg.chart rect.ok, svg.chart rect.fail`); n < 2 {
+		t.Errorf("g: the chart has %d bars of succeeded or failed attempts; want both kinds", n)
+	}
+	if n := tab.count("g: the message log", `table.log a[href*="/msg/"]`); n != 2 {
+		t.Errorf("g: the message log links %d messages; want 2", n)
+	}
+	tab.screenshot(shots, "dashboard-app.png")
+
+	// f. The portal: a link opens Acme's page only.
+	link := d.portalLink(t, d.acme.ID)
+	tab.openURL(link)
+	if loc := tab.location(); loc != d.url+"/portal/app/"+d.acme.ID {
+		t.Fatalf("f: the portal link leads to %s; want %s/portal/app/%s", loc, d.url, d.acme.ID)
+	}
+	if h1 := tab.text("f: the portal's page", "h1"); h1 != "Acme" {
+		t.Errorf("f: the portal's page has the heading %q", h1)
+	}
+	if n := tab.count("f: the portal's endpoints", `table.endpoints a[href^="/portal/app/`+d.acme.ID+`/endpoint/"]`); n != 2 {
+		t.Errorf("f: the portal lists %d endpoints; want 2", n)
+	}
+	if n := tab.count("f: the portal's crumbs", `a[href="/portal/"], a[href="/ui/"]`); n != 1 {
+		// the brand link only: the portal has no "Applications" crumb
+		t.Errorf("f: the portal links %d home pages; want the brand's only", n)
+	}
+	tab.screenshot(shots, "portal.png")
+	if code := tab.openStatus("/portal/app/" + d.globex.ID); code != http.StatusForbidden {
+		t.Errorf("f: Globex's page through Acme's portal answered %d; want 403", code)
+	}
+	if got := tab.text("f: the refusal", "p.notice"); got != "This page belongs to another application." {
+		t.Errorf("f: the refusal reads %q", got)
+	}
+	plain := &http.Client{Timeout: chromeStepTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := plain.Get(d.url + "/portal/app/" + d.globex.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("f: /portal/app/%s without a cookie answered %d; want 401", d.globex.ID, resp.StatusCode)
+	}
+
+	t.Logf("the browser test took %v", time.Since(began).Round(time.Millisecond))
+}
+
+// browserDashboard is hookd's API and pages on an httptest server, built as hookd serve builds them.
+type browserDashboard struct {
+	url    string
+	token  string // the admin token
+	acme   *hookd.Application
+	globex *hookd.Application
+}
+
+func startBrowserDashboard(t *testing.T) *browserDashboard {
+	t.Helper()
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := store.Close(); err != nil {
+			t.Errorf("close the store: %v", err)
+		}
+	})
+	client, err := hookd.NewClient(store, &hookd.Config{
+		Delivery: &delivery.Config{
+			AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+			Timeout:      2 * time.Second,
+		},
+		RetrySchedule: []time.Duration{time.Hour}, // a failed delivery stays failed while the test looks
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := client.Stop(sctx); err != nil {
+			t.Errorf("stop the client: %v", err)
+		}
+	})
+	d := &browserDashboard{token: "hookd_sk_browser_test_5f1c0d2e9a7b4c83"}
+	auth, _, err := server.NewTokenAuth(ctx, store, d.token, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := server.New(client, &server.Config{Auth: auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := ui.New(client, auth, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	for _, p := range []string{"/ui/", "/portal", "/portal/"} {
+		mux.Handle(p, pages)
+	}
+	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusSeeOther))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	d.url = srv.URL
+
+	if d.acme, err = client.CreateApplication(ctx, &hookd.ApplicationIn{Name: "Acme", UID: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	if d.globex, err = client.CreateApplication(ctx, &hookd.ApplicationIn{Name: "Globex", UID: "globex"}); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// portalLink asks the API for a portal link to the application, as a customer's backend would.
+func (d *browserDashboard) portalLink(t *testing.T, appID string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, d.url+"/api/v1/auth/app-portal-access/"+url.PathEscape(appID), strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: chromeStepTimeout}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		URL   string `json:"url"`
+		Token string `json:"token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("app-portal-access: %d, %v", resp.StatusCode, err)
+	}
+	if out.Token == "" || out.URL != d.url+"/portal?token="+url.QueryEscape(out.Token) {
+		t.Fatalf("app-portal-access: url %q, token %q", out.URL, out.Token)
+	}
+	return out.URL
+}
+
+// chromeTab is one tab of a headless Chromium, on the pages at base.
+type chromeTab struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+}
+
+func newChromeTab(t *testing.T, base string) *chromeTab {
+	t.Helper()
+	var out chromeOutput
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox, // the tests run as root
+		chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 900),
+		chromedp.CombinedOutput(&out),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc) // kills the browser if closing it below failed
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+		defer ccancel()
+		_ = chromedp.Cancel(cctx) // closes the browser
+		cancel()
+		if t.Failed() {
+			t.Logf("Chromium's output:\n%s", out.tail(4<<10))
+		}
+	})
+	// The first Run starts the browser for the life of ctx, so it takes no timeout of its own:
+	// a timer ends the allocator if the browser does not come up.
+	watchdog := time.AfterFunc(chromeStartTimeout, cancelAlloc)
+	err := chromedp.Do(ctx)
+	if !watchdog.Stop() {
+		err = fmt.Errorf("not up within %v: %w", chromeStartTimeout, err)
+	}
+	if err != nil {
+		t.Fatalf("start Chromium (%s): %v\n%s", chromiumPath, err, out.tail(4<<10))
+	}
+	return &chromeTab{t: t, ctx: ctx, base: base}
+}
+
+// fatalf ends the test with what the tab shows.
+func (b *chromeTab) fatalf(format string, args ...any) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
+	defer cancel()
+	loc, _ := chromedp.Run(ctx, chromedp.Location())
+	text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+	b.t.Fatalf("%s\nthe tab is at %s and shows:\n%s", fmt.Sprintf(format, args...), loc, text)
+}
+
+// do runs actions within the step timeout.
+func (b *chromeTab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, chromeStepTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.fatalf("%s: %v", what, err)
+	}
+}
+
+// open navigates to a path of the pages.
+func (b *chromeTab) open(path string) { b.t.Helper(); b.openURL(b.base + path) }
+
+func (b *chromeTab) openURL(u string) {
+	b.t.Helper()
+	if code := b.openStatusURL(u); code >= 400 {
+		b.fatalf("open %s: HTTP %d", u, code)
+	}
+}
+
+// openStatus navigates to a path and returns the HTTP status of the page it ends on.
+func (b *chromeTab) openStatus(path string) int64 {
+	b.t.Helper()
+	return b.openStatusURL(b.base + path)
+}
+
+func (b *chromeTab) openStatusURL(u string) int64 {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, chromeStepTimeout)
+	defer cancel()
+	resp, err := chromedp.Run(ctx, chromedp.NavigateResponse(u))
+	if err != nil {
+		b.fatalf("open %s: %v", u, err)
+	}
+	if resp == nil {
+		b.fatalf("open %s: no response", u)
+	}
+	return resp.Status
+}
+
+// submit clicks the link or button that sel selects, waits for the page it leads to, and fails
+// the test unless that page is a success.
+func (b *chromeTab) submit(what, sel string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, chromeStepTimeout)
+	defer cancel()
+	resp, err := chromedp.RunResponse(ctx,
+		chromedp.WaitVisible(chromedp.CSS(sel)),
+		chromedp.Click(chromedp.CSS(sel)),
+	)
+	if err != nil {
+		b.fatalf("%s: click %s: %v", what, sel, err)
+	}
+	if resp == nil || resp.Status >= 400 {
+		code := int64(0)
+		if resp != nil {
+			code = resp.Status
+		}
+		b.fatalf("%s: click %s: HTTP %d", what, sel, code)
+	}
+}
+
+func (b *chromeTab) location() string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, chromeStepTimeout)
+	defer cancel()
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		b.fatalf("read the location: %v", err)
+	}
+	return loc
+}
+
+// text returns the visible text of the first element sel selects, waiting for it.
+func (b *chromeTab) text(what, sel string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, chromeStepTimeout)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		b.fatalf("%s: the text of %s: %v", what, sel, err)
+	}
+	return strings.TrimSpace(s)
+}
+
+// count returns how many elements sel selects now.
+func (b *chromeTab) count(what, sel string) int {
+	b.t.Helper()
+	return b.eval(what, fmt.Sprintf(`document.querySelectorAll(%s).length`, strconv.Quote(sel)))
+}
+
+func (b *chromeTab) eval(what, js string) int {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, chromeStepTimeout)
+	defer cancel()
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](js))
+	if err != nil {
+		b.fatalf("%s: %v", what, err)
+	}
+	return n
+}
+
+// waitFor reloads the page until the JavaScript expression cond is true.
+func (b *chromeTab) waitFor(what, cond string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, chromeWaitTimeout)
+	defer cancel()
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](cond))
+		if err == nil && ok {
+			return
+		}
+		if ctx.Err() != nil {
+			b.fatalf("%s: not shown within %v (last error: %v)", what, chromeWaitTimeout, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+			_ = chromedp.Do(ctx, chromedp.Reload())
+		}
+	}
+}
+
+// destinationJS is a condition on the attempt rows (rows, with status(row) its status code) of
+// a message page's destination for endpoint ep.
+func destinationJS(ep, cond string) string {
+	return fmt.Sprintf(`(() => {
+		const dest = document.querySelector('article.destination:has(a[href$="/endpoint/' + %s + '"])');
+		if (!dest) return false;
+		const rows = [...dest.querySelectorAll("tr.attempt")];
+		const status = r => r.cells[2].textContent.trim();
+		return %s;
+	})()`, strconv.Quote(ep), cond)
+}
+
+var endpointPageRE = regexp.MustCompile(`/ui/app/[^/]+/endpoint/([^/?]+)\?flash=created$`)
+
+// addEndpoint adds an endpoint on the application's page, checks the endpoint's page it lands on,
+// and returns the endpoint's id.
+func (b *chromeTab) addEndpoint(step, u string) string {
+	b.t.Helper()
+	b.openDetails(step, "#add-endpoint")
+	b.do(step+": fill the endpoint's URL", chromedp.SendKeys(chromedp.ID("url"), u))
+	b.submit(step+": add the endpoint", `#add-endpoint button[type=submit]`)
+	loc := b.location()
+	m := endpointPageRE.FindStringSubmatch(loc)
+	if m == nil {
+		b.fatalf("%s: adding an endpoint leads to %s; want its page", step, loc)
+	}
+	if h1 := b.text(step+": the endpoint's page", "h1.url"); h1 != u {
+		b.t.Errorf("%s: the endpoint's page has the heading %q; want %q", step, h1, u)
+	}
+	for _, id := range []string{"disable", "reveal", "rotate", "recover"} {
+		b.do(step+": the endpoint's "+id+" button", chromedp.WaitVisible(chromedp.ID(id)))
+	}
+	return m[1]
+}
+
+var messagePageRE = regexp.MustCompile(`/ui/app/[^/]+/msg/([^/?]+)$`)
+
+// sendExample sends an example event from the application's page and returns the message's id.
+func (b *chromeTab) sendExample(step, eventType, payload string) string {
+	b.t.Helper()
+	b.openDetails(step, "#send-example")
+	b.do(step+": fill the example",
+		chromedp.SendKeys(chromedp.ID("eventType"), eventType),
+		chromedp.SetValue(chromedp.ID("payload"), payload),
+	)
+	b.submit(step+": send the example", `#send-example button[type=submit]`)
+	loc := b.location()
+	m := messagePageRE.FindStringSubmatch(loc)
+	if m == nil {
+		b.fatalf("%s: sending an example leads to %s; want the message's page", step, loc)
+	}
+	if h1 := b.text(step+": the message's page", "h1"); h1 != eventType {
+		b.t.Errorf("%s: the message's page has the heading %q; want %q", step, h1, eventType)
+	}
+	return m[1]
+}
+
+// openDetails opens the collapsed <details> that holds form, as a click on its summary does.
+func (b *chromeTab) openDetails(step, form string) {
+	b.t.Helper()
+	sel := fmt.Sprintf(`details:has(%s)`, form)
+	if b.eval(step+": is "+form+" shown", fmt.Sprintf(`document.querySelector(%s).open ? 1 : 0`, strconv.Quote(sel))) == 1 {
+		return
+	}
+	b.do(step+": open "+form, chromedp.Click(chromedp.CSS(sel+" > summary")), chromedp.WaitVisible(chromedp.CSS(form)))
+}
+
+// screenshot writes a PNG of the whole page to dir/name, or of the viewport when the whole page
+// would be too large a file.
+func (b *chromeTab) screenshot(dir, name string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, chromeStepTimeout)
+	defer cancel()
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG; below, JPEG
+	what := "full page"
+	if err == nil && len(buf) > chromeMaxPNG {
+		buf, err = chromedp.Run(ctx, chromedp.CaptureScreenshot()) // PNG of the viewport
+		what = "viewport"
+	}
+	if err != nil {
+		b.fatalf("screenshot %s: %v", name, err)
+	}
+	if !strings.HasPrefix(string(buf), "\x89PNG\r\n\x1a\n") {
+		b.fatalf("screenshot %s: not a PNG", name)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, buf, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot (%s): %s, %d KB", what, p, (len(buf)+1023)/1024)
+}
+
+// chromeOutput keeps what the browser writes, for the log of a failed test.
+type chromeOutput struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (o *chromeOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf = append(o.buf, p...)
+	if len(o.buf) > 256<<10 { // keep the end
+		o.buf = append(o.buf[:0], o.buf[len(o.buf)-128<<10:]...)
+	}
+	return len(p), nil
+}
+
+func (o *chromeOutput) tail(n int) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return string(o.buf[max(0, len(o.buf)-n):])
+}

@@ -1,0 +1,337 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+// health is an endpoint at a glance.
+type health struct {
+	Endpoint    hookd.Endpoint
+	Attempts    int     // in the last 24 h
+	SuccessRate float64 // percent of Attempts; meaningful when Attempts > 0
+	CircuitOpen bool
+}
+
+// window is what the health figures and the charts cover.
+const window = 24 * time.Hour
+
+func (h *Handler) health(q *req, app string, ep hookd.Endpoint) (health, []hookd.HourCount, error) {
+	hours, err := h.client.AttemptsPerHour(q.ctx, app, ep.ID, h.now().Add(-window))
+	if err != nil {
+		return health{}, nil, err
+	}
+	out := health{Endpoint: ep, CircuitOpen: h.client.CircuitOpen(ep.ID)}
+	ok := 0
+	for _, c := range hours {
+		out.Attempts += c.Succeeded + c.Failed
+		ok += c.Succeeded
+	}
+	if out.Attempts > 0 {
+		out.SuccessRate = 100 * float64(ok) / float64(out.Attempts)
+	}
+	return out, hours, nil
+}
+
+// logRow is one row of an application's message log.
+type logRow struct {
+	Message  hookd.Message
+	Delivery *hookd.Delivery // with a status filter: the delivery that matched
+	Endpoint string
+}
+
+// logFilter is the message log's filters, as the form sends them.
+type logFilter struct {
+	Type, Status, From, To string
+	from, to               *time.Time
+}
+
+func readLogFilter(r *http.Request) (logFilter, error) {
+	v := r.URL.Query()
+	f := logFilter{Type: strings.TrimSpace(v.Get("type")), Status: v.Get("status"), From: v.Get("from"), To: v.Get("to")}
+	switch hookd.DeliveryStatus(f.Status) {
+	case "", hookd.DeliveryPending, hookd.DeliveryDelivered, hookd.DeliveryFailed, hookd.DeliveryCancelled:
+	default:
+		return f, &hookd.ValidationError{Field: "status", Reason: "use pending, delivered, failed or cancelled"}
+	}
+	for _, t := range []struct {
+		field, v string
+		dst      **time.Time
+	}{{"from", f.From, &f.from}, {"to", f.To, &f.to}} {
+		if t.v == "" {
+			continue
+		}
+		at, err := time.Parse("2006-01-02T15:04", t.v)
+		if err != nil {
+			return f, &hookd.ValidationError{Field: t.field, Reason: "use a date and time, YYYY-MM-DDTHH:MM (UTC)"}
+		}
+		*t.dst = &at
+	}
+	return f, nil
+}
+
+// Query is the filters as a query string, for the pages' links (url.Values.Encode escapes every
+// key and value, so the string is safe as a URL's query).
+func (f logFilter) Query() template.URL {
+	v := url.Values{}
+	for k, x := range map[string]string{"type": f.Type, "status": f.Status, "from": f.From, "to": f.To} {
+		if x != "" {
+			v.Set(k, x)
+		}
+	}
+	return template.URL(v.Encode())
+}
+
+func (h *Handler) appPage(q *req) error {
+	app, err := h.client.GetApplication(q.ctx, q.r.PathValue("app"))
+	if err != nil {
+		return err
+	}
+	eps, err := h.client.ListEndpoints(q.ctx, app.ID, hookd.ListOptions{Limit: 50})
+	if err != nil {
+		return err
+	}
+	var healths []health
+	for _, ep := range eps.Data {
+		hl, _, err := h.health(q, app.ID, ep)
+		if err != nil {
+			return err
+		}
+		healths = append(healths, hl)
+	}
+	hours, err := h.client.AttemptsPerHour(q.ctx, app.ID, "", h.now().Add(-window))
+	if err != nil {
+		return err
+	}
+	f, err := readLogFilter(q.r)
+	if err != nil {
+		return err
+	}
+	rows, next, prev, err := h.messageLog(q, app.ID, f)
+	if err != nil {
+		return err
+	}
+	types, err := h.client.ListEventTypes(q.ctx, false, hookd.ListOptions{Limit: 250})
+	if err != nil {
+		return err
+	}
+	h.render(q.w, q.r, http.StatusOK, "app", q.data(map[string]any{
+		"Title": app.Name, "App": app, "Endpoints": healths, "MoreEndpoints": !eps.Done,
+		"Chart": chart(hours, h.now(), window), "Log": rows, "Filter": f, "Next": next, "Prev": prev,
+		"EventTypes": types.Data, "Statuses": []string{"pending", "delivered", "failed", "cancelled"},
+		"Flash": q.r.URL.Query().Get("flash"),
+	}))
+	return nil
+}
+
+// messageLog returns a page of the log: messages, or with a status, the deliveries in it.
+func (h *Handler) messageLog(q *req, appID string, f logFilter) (rows []logRow, next, prev string, err error) {
+	opts := listOptions(q.r)
+	if f.Status != "" {
+		page, err := h.client.ListDeliveries(q.ctx, appID, hookd.DeliveryFilter{Status: hookd.DeliveryStatus(f.Status), After: f.from, Before: f.to, ListOptions: opts})
+		if err != nil {
+			return nil, "", "", err
+		}
+		for i := range page.Data {
+			d := page.Data[i]
+			m, err := h.client.GetMessage(q.ctx, appID, d.MessageID)
+			if err != nil {
+				continue // deleted meanwhile
+			}
+			if f.Type != "" && m.EventType != f.Type {
+				continue
+			}
+			rows = append(rows, logRow{Message: *m, Delivery: &d, Endpoint: d.EndpointID})
+		}
+		return rows, pageNext(page.Done, page.Iterator), page.PrevIterator, nil
+	}
+	mf := hookd.MessageFilter{After: f.from, Before: f.to, ListOptions: opts}
+	if f.Type != "" {
+		mf.EventTypes = []string{f.Type}
+	}
+	page, err := h.client.ListMessages(q.ctx, appID, mf)
+	if err != nil {
+		return nil, "", "", err
+	}
+	for _, m := range page.Data {
+		rows = append(rows, logRow{Message: m})
+	}
+	return rows, pageNext(page.Done, page.Iterator), page.PrevIterator, nil
+}
+
+func pageNext(done bool, it string) string {
+	if done {
+		return ""
+	}
+	return it
+}
+
+func (h *Handler) addEndpoint(q *req) error {
+	app := q.r.PathValue("app")
+	if err := q.r.ParseForm(); err != nil {
+		return &hookd.ValidationError{Field: "form", Reason: err.Error()}
+	}
+	in := &hookd.EndpointIn{URL: strings.TrimSpace(q.r.PostFormValue("url")), Description: q.r.PostFormValue("description"),
+		EventTypes: q.r.PostForm["eventTypes"]}
+	ep, err := h.client.CreateEndpoint(q.ctx, app, in)
+	if err != nil {
+		return err
+	}
+	http.Redirect(q.w, q.r, q.base+"/app/"+url.PathEscape(app)+"/endpoint/"+url.PathEscape(ep.ID)+"?flash=created", http.StatusSeeOther)
+	return nil
+}
+
+func (h *Handler) sendExample(q *req) error {
+	app := q.r.PathValue("app")
+	typ := strings.TrimSpace(q.r.PostFormValue("eventType"))
+	payload := strings.TrimSpace(q.r.PostFormValue("payload"))
+	if payload == "" {
+		payload = `{"example":true}`
+	}
+	if !json.Valid([]byte(payload)) {
+		return &hookd.ValidationError{Field: "payload", Reason: "is not valid JSON"}
+	}
+	res, err := h.client.Send(q.ctx, app, &hookd.MessageIn{EventType: typ, Payload: json.RawMessage(payload)})
+	if err != nil {
+		return err
+	}
+	http.Redirect(q.w, q.r, q.base+"/app/"+url.PathEscape(app)+"/msg/"+url.PathEscape(res.Message.ID), http.StatusSeeOther)
+	return nil
+}
+
+func (h *Handler) endpointPage(q *req) error {
+	return h.showEndpoint(q, "")
+}
+
+// showEndpoint renders an endpoint's page; secret, when set, is shown (after "reveal").
+func (h *Handler) showEndpoint(q *req, secret string) error {
+	app, err := h.client.GetApplication(q.ctx, q.r.PathValue("app"))
+	if err != nil {
+		return err
+	}
+	ep, err := h.client.GetEndpoint(q.ctx, app.ID, q.r.PathValue("ep"))
+	if err != nil {
+		return err
+	}
+	hl, hours, err := h.health(q, app.ID, *ep)
+	if err != nil {
+		return err
+	}
+	attempts, err := h.client.ListAttempts(q.ctx, app.ID, hookd.AttemptFilter{EndpointID: ep.ID, ListOptions: listOptions(q.r)})
+	if err != nil {
+		return err
+	}
+	h.render(q.w, q.r, http.StatusOK, "endpoint", q.data(map[string]any{
+		"Title": ep.URL, "App": app, "Health": hl, "Chart": chart(hours, h.now(), window), "Attempts": attempts,
+		"Secret": secret, "Flash": q.r.URL.Query().Get("flash"),
+		"RecoverFrom": h.now().UTC().Add(-time.Hour).Format("2006-01-02T15:04"),
+	}))
+	return nil
+}
+
+func (h *Handler) endpointAction(q *req) error {
+	app, ep := q.r.PathValue("app"), q.r.PathValue("ep")
+	flash := ""
+	switch q.r.PathValue("action") {
+	case "disable":
+		if err := h.client.SetEndpointDisabled(q.ctx, app, ep, true, "disabled from the "+siteName(q.site)); err != nil {
+			return err
+		}
+		flash = "disabled"
+	case "enable":
+		if err := h.client.SetEndpointDisabled(q.ctx, app, ep, false, ""); err != nil {
+			return err
+		}
+		flash = "enabled"
+	case "rotate":
+		if _, err := h.client.RotateSecret(q.ctx, app, ep, ""); err != nil {
+			return err
+		}
+		flash = "rotated"
+	case "reveal":
+		secret, err := h.client.EndpointSecret(q.ctx, app, ep)
+		if err != nil {
+			return err
+		}
+		return h.showEndpoint(q, secret)
+	case "recover":
+		since, err := time.Parse("2006-01-02T15:04", q.r.PostFormValue("since"))
+		if err != nil {
+			return &hookd.ValidationError{Field: "since", Reason: "use a date and time, YYYY-MM-DDTHH:MM (UTC)"}
+		}
+		n, err := h.client.Recover(q.ctx, app, ep, since)
+		if err != nil {
+			return err
+		}
+		flash = fmt.Sprintf("recovering %d", n)
+	default:
+		h.fail(q.w, q.r, http.StatusNotFound, "No such action.")
+		return nil
+	}
+	http.Redirect(q.w, q.r, q.base+"/app/"+url.PathEscape(app)+"/endpoint/"+url.PathEscape(ep)+"?flash="+url.QueryEscape(flash), http.StatusSeeOther)
+	return nil
+}
+
+func siteName(s site) string {
+	if s.portal {
+		return "portal"
+	}
+	return "dashboard"
+}
+
+// destination is one endpoint of a message with its attempts.
+type destination struct {
+	hookd.MessageDestination
+	Attempts []hookd.Attempt
+}
+
+func (h *Handler) messagePage(q *req) error {
+	app, err := h.client.GetApplication(q.ctx, q.r.PathValue("app"))
+	if err != nil {
+		return err
+	}
+	m, err := h.client.GetMessage(q.ctx, app.ID, q.r.PathValue("msg"))
+	if err != nil {
+		return err
+	}
+	dests, err := h.client.ListMessageDestinations(q.ctx, app.ID, m.ID, hookd.ListOptions{Limit: 100})
+	if err != nil {
+		return err
+	}
+	var out []destination
+	for _, d := range dests.Data {
+		atts, err := h.client.ListAttempts(q.ctx, app.ID, hookd.AttemptFilter{MessageID: m.ID, EndpointID: d.Delivery.EndpointID, ListOptions: hookd.ListOptions{Limit: 50}})
+		if err != nil {
+			return err
+		}
+		out = append(out, destination{MessageDestination: d, Attempts: atts.Data})
+	}
+	payload := string(m.Payload)
+	var pretty any
+	if json.Unmarshal(m.Payload, &pretty) == nil {
+		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil {
+			payload = string(b)
+		}
+	}
+	h.render(q.w, q.r, http.StatusOK, "msgpage", q.data(map[string]any{
+		"Title": m.EventType, "App": app, "Message": m, "Payload": payload, "Destinations": out,
+		"Flash": q.r.URL.Query().Get("flash"),
+	}))
+	return nil
+}
+
+func (h *Handler) resend(q *req) error {
+	app, msg, ep := q.r.PathValue("app"), q.r.PathValue("msg"), q.r.PathValue("ep")
+	if err := h.client.Resend(q.ctx, app, msg, ep); err != nil {
+		return err
+	}
+	http.Redirect(q.w, q.r, q.base+"/app/"+url.PathEscape(app)+"/msg/"+url.PathEscape(msg)+"?flash=resent", http.StatusSeeOther)
+	return nil
+}

@@ -1,0 +1,261 @@
+package ui_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/delivery"
+	"github.com/hookd/hookd/server"
+	"github.com/hookd/hookd/sqlite"
+	"github.com/hookd/hookd/ui"
+)
+
+const adminToken = "hookd_sk_ui_test_token_0123456789"
+
+// site is hookd's API and pages over a client on a SQLite file, as hookd serve mounts them.
+type site struct {
+	srv    *httptest.Server
+	client *hookd.Client
+	auth   *server.TokenAuth
+	acme   *hookd.Application
+	globex *hookd.Application
+}
+
+func newSite(t *testing.T) *site {
+	t.Helper()
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	c, err := hookd.NewClient(store, &hookd.Config{Delivery: &delivery.Config{Timeout: 2 * time.Second,
+		AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, _, err := server.NewTokenAuth(ctx, store, adminToken, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := server.New(c, &server.Config{Auth: auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := ui.New(c, auth, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	for _, p := range []string{"/ui/", "/portal", "/portal/"} {
+		mux.Handle(p, pages)
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	s := &site{srv: srv, client: c, auth: auth}
+	if s.acme, err = c.CreateApplication(ctx, &hookd.ApplicationIn{Name: "Acme", UID: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	if s.globex, err = c.CreateApplication(ctx, &hookd.ApplicationIn{Name: "Globex", UID: "globex"}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// browser is an HTTP client with cookies that does not follow redirects.
+func browser(t *testing.T) *http.Client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func get(t *testing.T, c *http.Client, u string) (int, string, string) {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), string(b)
+}
+
+func post(t *testing.T, c *http.Client, u, origin string, form url.Values) (int, string, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), string(b)
+}
+
+func TestDashboardSignIn(t *testing.T) {
+	s := newSite(t)
+	c := browser(t)
+	if code, loc, _ := get(t, c, s.srv.URL+"/ui/"); code != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui/login") {
+		t.Fatalf("/ui/ signed out: %d → %q, want a redirect to the sign-in page", code, loc)
+	}
+	appToken, err := s.auth.IssueAppToken(context.Background(), s.acme.ID, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{"wrong", appToken} {
+		if code, _, body := post(t, c, s.srv.URL+"/ui/login", s.srv.URL, url.Values{"token": {tok}}); code != http.StatusUnauthorized || !strings.Contains(body, "not the admin token") {
+			t.Errorf("sign in with %.10s…: %d", tok, code)
+		}
+	}
+	if code, _, _ := post(t, c, s.srv.URL+"/ui/login", "https://evil.example", url.Values{"token": {adminToken}}); code != http.StatusForbidden {
+		t.Errorf("sign in from another origin: %d, want 403", code)
+	}
+	if code, loc, _ := post(t, c, s.srv.URL+"/ui/login", s.srv.URL, url.Values{"token": {adminToken}, "next": {"//evil.example/"}}); code != http.StatusSeeOther || loc != "/ui/" {
+		t.Fatalf("sign in: %d → %q, want /ui/ (an outside next is dropped)", code, loc)
+	}
+	code, _, body := get(t, c, s.srv.URL+"/ui/")
+	if code != http.StatusOK || !strings.Contains(body, "Acme") || !strings.Contains(body, "Globex") {
+		t.Fatalf("applications page: %d\n%s", code, body)
+	}
+	// A button pressed from another site does nothing.
+	ep, err := s.client.CreateEndpoint(context.Background(), s.acme.ID, &hookd.EndpointIn{URL: "https://example.com/hook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	action := s.srv.URL + "/ui/app/" + s.acme.ID + "/endpoint/" + ep.ID + "/disable"
+	if code, _, _ := post(t, c, action, "https://evil.example", nil); code != http.StatusForbidden {
+		t.Errorf("disable from another origin: %d, want 403", code)
+	}
+	if code, _, _ := post(t, c, action, s.srv.URL, nil); code != http.StatusSeeOther {
+		t.Errorf("disable: %d, want 303", code)
+	}
+	if got, _ := s.client.GetEndpoint(context.Background(), s.acme.ID, ep.ID); !got.Disabled {
+		t.Error("the endpoint is not disabled")
+	}
+	if code, loc, _ := post(t, c, s.srv.URL+"/ui/logout", s.srv.URL, nil); code != http.StatusSeeOther || loc != "/ui/login" {
+		t.Errorf("sign out: %d → %q", code, loc)
+	}
+	// A button pressed once signed out leads back, after sign-in, to the page it was on.
+	req, _ := http.NewRequest(http.MethodPost, action, nil)
+	req.Header.Set("Referer", s.srv.URL+"/ui/app/"+s.acme.ID)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); loc != "/ui/login?next="+url.QueryEscape("/ui/app/"+s.acme.ID) {
+		t.Errorf("a form signed out goes to %q", loc)
+	}
+	// The dashboard is never framed; the portal may be.
+	if resp, err := http.Get(s.srv.URL + "/ui/login"); err == nil {
+		resp.Body.Close()
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("dashboard CSP %q", csp)
+		}
+	}
+	if resp, err := http.Get(s.srv.URL + "/portal?token=x"); err == nil {
+		resp.Body.Close()
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors *") {
+			t.Errorf("portal CSP %q", csp)
+		}
+	}
+}
+
+func TestPortalSeesOneApplication(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	if _, err := s.client.CreateEndpoint(ctx, s.globex.ID, &hookd.EndpointIn{URL: "https://globex.example/secret-hook"}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.client.Send(ctx, "globex", &hookd.MessageIn{EventType: "invoice.paid", Payload: map[string]int{"n": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := s.auth.IssueAppToken(ctx, s.acme.ID, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := browser(t)
+	if code, _, _ := get(t, c, s.srv.URL+"/portal?token=nope"); code != http.StatusUnauthorized {
+		t.Errorf("portal with a bad token: %d, want 401", code)
+	}
+	code, loc, _ := get(t, c, s.srv.URL+"/portal?token="+url.QueryEscape(token))
+	if code != http.StatusSeeOther || loc != "/portal/app/"+s.acme.ID {
+		t.Fatalf("portal link: %d → %q, want the application's page without the token", code, loc)
+	}
+	if code, _, body := get(t, c, s.srv.URL+loc); code != http.StatusOK || !strings.Contains(body, "Acme") {
+		t.Fatalf("portal page: %d", code)
+	}
+	for _, p := range []string{
+		"/portal/app/" + s.globex.ID,
+		"/portal/app/globex",
+		"/portal/app/" + s.globex.ID + "/msg/" + m.Message.ID,
+	} {
+		code, _, body := get(t, c, s.srv.URL+p)
+		if code != http.StatusForbidden || strings.Contains(body, "secret-hook") {
+			t.Errorf("%s: %d, want 403 without the other application's data", p, code)
+		}
+	}
+	// The portal's cookie is not the dashboard's.
+	if code, _, _ := get(t, c, s.srv.URL+"/ui/"); code != http.StatusSeeOther {
+		t.Errorf("/ui/ with a portal cookie: %d, want the sign-in redirect", code)
+	}
+	if code, _, _ := get(t, browser(t), s.srv.URL+"/portal/app/"+s.acme.ID); code != http.StatusUnauthorized {
+		t.Errorf("portal page without a cookie: %d, want 401", code)
+	}
+}
+
+func TestMessageLogFilters(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	for _, typ := range []string{"invoice.paid", "user.created"} {
+		if _, err := s.client.Send(ctx, "acme", &hookd.MessageIn{EventType: typ, Payload: map[string]string{"type": typ}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := browser(t)
+	if code, _, _ := post(t, c, s.srv.URL+"/ui/login", s.srv.URL, url.Values{"token": {adminToken}}); code != http.StatusSeeOther {
+		t.Fatal("sign in failed")
+	}
+	page := s.srv.URL + "/ui/app/" + s.acme.ID
+	if _, _, body := get(t, c, page+"?type=user.created"); !strings.Contains(body, "user.created") || strings.Contains(body, "<td>invoice.paid</td>") {
+		t.Errorf("filtered by event type: %s", body)
+	}
+	// The pager keeps the filters.
+	for i := range 25 {
+		if _, err := s.client.Send(ctx, "acme", &hookd.MessageIn{EventType: "user.created", Payload: map[string]int{"i": i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, body := get(t, c, page+"?type=user.created"); !strings.Contains(body, "?type=user.created&after=msg_") {
+		t.Errorf("the next page's link drops the filter:\n%s", body)
+	}
+	for _, q := range []string{"?status=lost", "?from=yesterday"} {
+		if code, _, body := get(t, c, page+q); code != http.StatusBadRequest || !strings.Contains(body, strings.SplitN(q[1:], "=", 2)[0]) {
+			t.Errorf("%s: %d, want 400 naming the field", q, code)
+		}
+	}
+	if code, _, _ := get(t, c, s.srv.URL+"/ui/app/app_missing"); code != http.StatusNotFound {
+		t.Errorf("a missing application: %d, want 404", code)
+	}
+}
