@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,9 +31,14 @@ import (
 //
 // # Timing
 //
-// A transaction that enqueues a job due soon notifies the lane on a channel of the schema
-// (pg_notify, delivered at commit), which every process of the database listens to; the store's
-// own transactions (InTx) also wake the lanes of this process directly when they commit. Polls
+// A job due soon is announced on a channel of the schema, which every process of the database
+// listens to: after the commit of the store's own transactions (InTx), which also wake this
+// process's lanes directly, by a notification of its own; inside an app's transaction (WrapTx),
+// by pg_notify in it, delivered at its commit. (A notifying transaction holds PostgreSQL's
+// notification lock through its commit's WAL flush, so notifying inside every Send's transaction
+// made the sends wait on each other's flushes: with two worker processes the fleet delivered less
+// than with one.) Notifications after commit are coalesced: one statement for the lanes waiting,
+// while the last is still on its way. Polls
 // (every 20 ms for first attempts, 100 ms for retries and manual attempts) catch what a
 // notification missed. A lane claims the jobs due within two poll intervals and holds each in
 // its worker slot until its due time, so a job starts within a few milliseconds of its NotBefore.
@@ -52,6 +58,7 @@ type Queue struct {
 	fin      *jobrun.Finisher[outcome]
 	run      jobrun.Run
 	onListen func() // tests: called each time the listener starts listening
+	notifier notifier
 }
 
 var _ hookd.Queue = (*Queue)(nil)
@@ -90,6 +97,7 @@ func (s *Store) NewQueue(cfg *hookd.QueueConfig) (hookd.Queue, error) {
 		q.lanes[l] = newLane(q, l, n, poll)
 	}
 	q.fin = jobrun.NewFinisher(q.flush)
+	q.notifier = notifier{q: q}
 	return q, nil
 }
 
@@ -148,10 +156,10 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 		ln := q.lanes[l]
 		if k := laneIndex(l); !woken[k] && ln != nil && runAt.Before(now.Add(2*ln.poll)) {
 			woken[k] = true
-			notify = append(notify, string(l))
-			if t, ok := tx.(*txn); ok {
-				t.AfterCommit(ln.wake)
+			if t, ok := tx.(*txn); ok && t.AfterCommit(func() { ln.wake(); q.notifier.announce(k) }) {
+				continue
 			}
+			notify = append(notify, string(l))
 		}
 	}
 	if _, err := c.exec(ctx, insertJobsSQL, lanes, runAts, deliveryIDs, attempts, triggers, notBefores, q.channel, notify); err != nil {
@@ -159,6 +167,61 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 	}
 	return nil
 }
+
+// notifier announces new jobs on the schema's channel after their transactions commit, one
+// statement at a time for every lane announced meanwhile. It works whether the queue runs or not:
+// a process that only serves the API announces the jobs it writes to the workers of others.
+type notifier struct {
+	q       *Queue
+	mu      sync.Mutex
+	pending [3]bool // by laneIndex
+	sending bool
+}
+
+var laneNames = [3]string{string(hookd.LaneFirst), string(hookd.LaneRetry), string(hookd.LaneManual)}
+
+// announce asks for a notification of the lane with index k.
+func (n *notifier) announce(k int) {
+	n.mu.Lock()
+	n.pending[k] = true
+	if n.sending {
+		n.mu.Unlock()
+		return
+	}
+	n.sending = true
+	n.mu.Unlock()
+	go n.send()
+}
+
+// send notifies the pending lanes until none is left.
+func (n *notifier) send() {
+	for {
+		n.mu.Lock()
+		var lanes []string
+		for k, p := range n.pending {
+			if p {
+				lanes = append(lanes, laneNames[k])
+			}
+		}
+		n.pending = [3]bool{}
+		if len(lanes) == 0 {
+			n.sending = false
+			n.mu.Unlock()
+			return
+		}
+		n.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+		_, err := n.q.s.asyncPool.Exec(ctx, `SELECT pg_notify($1, lane) FROM unnest($2::text[]) AS lanes (lane)`, n.q.channel, lanes)
+		cancel()
+		if err != nil {
+			// The other processes find the jobs at their next poll.
+			n.q.logger.LogAttrs(context.Background(), slog.LevelWarn, "hookd queue: announcing new jobs failed", slog.String("error", err.Error()))
+		}
+	}
+}
+
+// notifyTimeout bounds one notification.
+const notifyTimeout = 5 * time.Second
 
 // txConn returns the connection tx runs on, or nil when it is none of the store's kinds.
 func txConn(tx hookd.Tx) conn {

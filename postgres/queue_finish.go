@@ -52,7 +52,7 @@ func (q *Queue) flush(batch []outcome) error {
 		failures, lastErrors = append(failures, o.failures), append(lastErrors, o.lastError)
 	}
 	ctx := context.Background()
-	_, err := q.s.pool.Exec(ctx, finishJobsSQL, doneIDs, doneClaims, againIDs, againClaims, runAts, failures, lastErrors)
+	_, err := q.s.asyncPool.Exec(ctx, finishJobsSQL, doneIDs, doneClaims, againIDs, againClaims, runAts, failures, lastErrors)
 	if err != nil {
 		q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd queue: writing job outcomes failed; trying again",
 			slog.Int("jobs", len(batch)), slog.String("error", err.Error()))

@@ -92,7 +92,7 @@ func (l *lane) claim(ctx context.Context) (jobs []claimedJob, full bool, err err
 	// lease: a job claimed early is held until it is due.
 	now := time.Now()
 	horizon := now.Add(min(2*l.poll, l.q.lease/2))
-	rows, err := l.q.s.pool.Query(ctx, claimJobsSQL, string(l.name), horizon, now, l.q.lease, free)
+	rows, err := l.q.s.asyncPool.Query(ctx, claimJobsSQL, string(l.name), horizon, now, l.q.lease, free)
 	if err != nil {
 		return nil, false, err
 	}

@@ -197,6 +197,23 @@ func TestQueueNotifyWakesOtherProcesses(t *testing.T) {
 			t.Fatalf("%d jobs worked, want %d", got, i+1)
 		}
 	}
+	// An app's own transaction (WrapTx) notifies inside it, at its commit.
+	ctx := context.Background()
+	ptx, err := s1.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped, err := s1.WrapTx(ptx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q1.EnqueueTx(ctx, wrapped, []hookd.Job{{DeliveryID: "dlv_wrapped", Attempt: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ptx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, 1, 5*time.Second)
 }
 
 // TestQueueLeaseRunsOut: a job whose process stops answering (its handler hangs) is claimed by
