@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,11 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/hookdtest"
-	"github.com/hookd/hookd/server"
-	"github.com/hookd/hookd/sqlite"
-	"github.com/hookd/hookd/ui"
 )
 
 // chromiumPath is where Debian's chromium package installs the browser.
@@ -168,66 +162,8 @@ type browserDashboard struct {
 
 func startBrowserDashboard(t *testing.T) *browserDashboard {
 	t.Helper()
-	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := store.Close(); err != nil {
-			t.Errorf("close the store: %v", err)
-		}
-	})
-	client, err := hookd.NewClient(store, &hookd.Config{
-		Delivery: &delivery.Config{
-			AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-			Timeout:      2 * time.Second,
-		},
-		RetrySchedule: []time.Duration{time.Hour}, // a failed delivery stays failed while the test looks
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := client.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := client.Stop(sctx); err != nil {
-			t.Errorf("stop the client: %v", err)
-		}
-	})
-	d := &browserDashboard{token: "hookd_sk_browser_test_5f1c0d2e9a7b4c83"}
-	auth, _, err := server.NewTokenAuth(ctx, store, d.token, time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := server.New(client, &server.Config{Auth: auth})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pages, err := ui.New(client, auth, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/", api)
-	for _, p := range []string{"/ui/", "/portal", "/portal/"} {
-		mux.Handle(p, pages)
-	}
-	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusSeeOther))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	d.url = srv.URL
-
-	if d.acme, err = client.CreateApplication(ctx, &hookd.ApplicationIn{Name: "Acme", UID: "acme"}); err != nil {
-		t.Fatal(err)
-	}
-	if d.globex, err = client.CreateApplication(ctx, &hookd.ApplicationIn{Name: "Globex", UID: "globex"}); err != nil {
-		t.Fatal(err)
-	}
-	return d
+	s := newSite(t, true)
+	return &browserDashboard{url: s.srv.URL, token: adminToken, acme: s.acme, globex: s.globex}
 }
 
 // portalLink asks the API for a portal link to the application, as a customer's backend would.

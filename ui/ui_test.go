@@ -31,7 +31,9 @@ type site struct {
 	globex *hookd.Application
 }
 
-func newSite(t *testing.T) *site {
+// newSite builds the site; with start, its client's workers run (deliveries are made; a failed
+// one waits an hour for its retry, so that it stays failed while a test looks).
+func newSite(t *testing.T, start bool) *site {
 	t.Helper()
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
@@ -40,9 +42,21 @@ func newSite(t *testing.T) *site {
 	}
 	t.Cleanup(func() { store.Close() })
 	c, err := hookd.NewClient(store, &hookd.Config{Delivery: &delivery.Config{Timeout: 2 * time.Second,
-		AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
+		AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, RetrySchedule: []time.Duration{time.Hour}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if start {
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := c.Stop(sctx); err != nil {
+				t.Errorf("stop the client: %v", err)
+			}
+		})
 	}
 	auth, _, err := server.NewTokenAuth(ctx, store, adminToken, time.Now)
 	if err != nil {
@@ -61,6 +75,7 @@ func newSite(t *testing.T) *site {
 	for _, p := range []string{"/ui/", "/portal", "/portal/"} {
 		mux.Handle(p, pages)
 	}
+	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusSeeOther))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	s := &site{srv: srv, client: c, auth: auth}
@@ -113,7 +128,7 @@ func post(t *testing.T, c *http.Client, u, origin string, form url.Values) (int,
 }
 
 func TestDashboardSignIn(t *testing.T) {
-	s := newSite(t)
+	s := newSite(t, false)
 	c := browser(t)
 	if code, loc, _ := get(t, c, s.srv.URL+"/ui/"); code != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui/login") {
 		t.Fatalf("/ui/ signed out: %d → %q, want a redirect to the sign-in page", code, loc)
@@ -182,7 +197,7 @@ func TestDashboardSignIn(t *testing.T) {
 }
 
 func TestPortalSeesOneApplication(t *testing.T) {
-	s := newSite(t)
+	s := newSite(t, false)
 	ctx := context.Background()
 	if _, err := s.client.CreateEndpoint(ctx, s.globex.ID, &hookd.EndpointIn{URL: "https://globex.example/secret-hook"}); err != nil {
 		t.Fatal(err)
@@ -226,7 +241,7 @@ func TestPortalSeesOneApplication(t *testing.T) {
 }
 
 func TestMessageLogFilters(t *testing.T) {
-	s := newSite(t)
+	s := newSite(t, false)
 	ctx := context.Background()
 	for _, typ := range []string{"invoice.paid", "user.created"} {
 		if _, err := s.client.Send(ctx, "acme", &hookd.MessageIn{EventType: typ, Payload: map[string]string{"type": typ}}); err != nil {
