@@ -351,8 +351,10 @@ func TestCapOfFastEndpointWaitsForSlot(t *testing.T) {
 	}
 	t.Logf("%d jobs for %d deliveries, %d snoozes", q.jobs.Load(), n, q.snoozes.Load())
 	// Without the wait, about 3 snoozes a delivery; with it, a few at the start, and more on a
-	// machine so loaded that the line outlasts capWait.
-	if s := q.snoozes.Load(); s > n/2 {
+	// machine so loaded that attempts average over capWait (then nobody waits): under the race
+	// detector with other packages' tests beside it, 148. The line itself is tested exactly in
+	// TestSlotLine.
+	if s := q.snoozes.Load(); !raceEnabled && s > n/2 {
 		t.Errorf("%d snoozes for %d deliveries to a fast endpoint, want at most %d: jobs at the cap did not wait for a slot", s, n, n/2)
 	}
 }
