@@ -48,7 +48,7 @@ type bundle struct {
 }
 
 // setup starts everything; auth nil means staticAuth with no app tokens.
-func setup(t *testing.T, auth Authenticator) *bundle {
+func setup(t testing.TB, auth Authenticator) *bundle {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)

@@ -43,6 +43,8 @@ type Server struct {
 	cfg    Config
 	mux    *http.ServeMux
 	idem   keyLocks // one lock per Idempotency-Key in flight
+	// patterns are the routes registered, "METHOD /path/{param}", in order (for the tests).
+	patterns []string
 }
 
 // New returns the API over client.
@@ -80,6 +82,7 @@ type reqCtx struct {
 // the body limit, the generation, panic recovery, error mapping and, for a POST with an
 // Idempotency-Key, the replay of its first response.
 func (s *Server) handle(pattern string, public bool, h handlerFunc) {
+	s.patterns = append(s.patterns, pattern)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
