@@ -22,6 +22,7 @@ type Client struct {
 	sends  sendBatcher
 	active map[Lane]*jobLimiter // active places of each lane (concurrency.go)
 	loader *workLoader          // coalesced reads of the workers' deliveries; nil: one read each
+	box    *secretBox           // seals endpoint secrets at rest; nil: stored as they are
 
 	mu      sync.Mutex
 	started bool
@@ -39,6 +40,10 @@ func NewClient(store Store, cfg *Config) (*Client, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	box, err := newSecretBox(c.MainKey)
+	if err != nil {
+		return nil, fmt.Errorf("hookd: %w", err)
+	}
 	q := c.Queue
 	if q == nil {
 		var err error
@@ -53,6 +58,7 @@ func NewClient(store Store, cfg *Config) (*Client, error) {
 		cfg:    c,
 		http:   delivery.New(c.Delivery),
 		states: newEndpointStates(),
+		box:    box,
 		active: newLimiters(c.Workers, c.ActiveWorkers, isInProcess(store)),
 	}
 	cl.sends.max = sendBatchesApart

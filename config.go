@@ -64,6 +64,11 @@ type Config struct {
 	RotationGrace time.Duration
 	// MaxPayload bounds a message's payload in bytes. Default: 1 MiB.
 	MaxPayload int
+	// MainKey, 32 bytes in base64, encrypts endpoints' signing secrets at rest (AES-256-GCM): the
+	// database then holds no secret in clear. Secrets stored before it was set stay readable.
+	// Keep it apart from the database; without it the secrets it sealed cannot be read.
+	// Default: none, secrets stored as they are.
+	MainKey string
 	// JobTimeout bounds one job (an attempt and its bookkeeping). Default: the delivery timeout
 	// plus 30 s.
 	JobTimeout time.Duration

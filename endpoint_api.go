@@ -114,7 +114,7 @@ func (c *Client) RotateSecretGrace(ctx context.Context, app, endpoint, secret st
 		}
 		id = ep.ID
 		now := c.now()
-		return tx.AddSigningKey(ctx, ep.ID, SigningKey{Secret: secret, CreatedAt: now}, now.Add(grace))
+		return tx.AddSigningKey(ctx, ep.ID, SigningKey{Secret: c.box.seal(ep.ID, secret), CreatedAt: now}, now.Add(grace))
 	})
 	if err != nil {
 		return "", fmt.Errorf("hookd: rotate secret of %q: %w", endpoint, err)

@@ -223,7 +223,7 @@ func (c *Client) CreateEndpoint(ctx context.Context, app string, in *EndpointIn)
 			return err
 		}
 		ep.AppID = a.ID
-		if err := tx.InsertEndpoint(ctx, ep, SigningKey{Secret: secret, CreatedAt: now}); err != nil {
+		if err := tx.InsertEndpoint(ctx, ep, SigningKey{Secret: c.box.seal(ep.ID, secret), CreatedAt: now}); err != nil {
 			return err
 		}
 		if in.Disabled {
@@ -329,6 +329,9 @@ func (c *Client) EndpointSecret(ctx context.Context, app, endpoint string) (stri
 		return "", err
 	}
 	keys, err := c.store.SigningKeys(ctx, ep.ID)
+	if err == nil {
+		err = c.box.openKeys(ep.ID, keys)
+	}
 	if err != nil {
 		return "", fmt.Errorf("hookd: endpoint secret: %w", err)
 	}

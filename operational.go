@@ -49,7 +49,7 @@ func (c *Client) ensureOperational(ctx context.Context) (string, error) {
 			if secret == "" {
 				secret = signature.NewSecret()
 			}
-			return tx.InsertEndpoint(ctx, ep, SigningKey{Secret: secret, CreatedAt: now})
+			return tx.InsertEndpoint(ctx, ep, SigningKey{Secret: c.box.seal(ep.ID, secret), CreatedAt: now})
 		}
 		if err != nil {
 			return err
@@ -65,8 +65,12 @@ func (c *Client) ensureOperational(ctx context.Context) (string, error) {
 			if err != nil {
 				return err
 			}
-			if len(keys) == 0 || keys[0].Secret != in.Secret {
-				return tx.AddSigningKey(ctx, ep.ID, SigningKey{Secret: in.Secret, CreatedAt: now}, now)
+			current := ""
+			if len(keys) > 0 {
+				current, _ = c.box.open(ep.ID, keys[0].Secret) // unreadable: replaced below
+			}
+			if current != in.Secret {
+				return tx.AddSigningKey(ctx, ep.ID, SigningKey{Secret: c.box.seal(ep.ID, in.Secret), CreatedAt: now}, now)
 			}
 		}
 		return nil

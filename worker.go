@@ -122,6 +122,9 @@ func (c *Client) endpoint(ctx context.Context, id string, now time.Time) (*Endpo
 		return nil, nil, err
 	}
 	keys, err := c.store.SigningKeys(ctx, id)
+	if err == nil {
+		err = c.box.openKeys(id, keys)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

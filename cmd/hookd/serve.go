@@ -98,6 +98,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 
 		OperationalWebhookURL:    cfg.opsURL,
 		OperationalWebhookSecret: cfg.opsSecret,
+		MainKey:                  cfg.mainKey,
 	})
 	if err != nil {
 		return fail("", "serve: %v", err)

@@ -22,6 +22,7 @@ import (
 const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH|postgres://...] [--queue redis://...]
              [--role all|api|worker] [--token TOKEN] [--allow-subnets CIDRS]
              [--retry-schedule WAITS] [--timeout D] [--workers N] [--max-payload SIZE]
+             [--main-key KEY]
              [--log-format text|json] [--log-level LEVEL]
 
 Runs hookd: the workers that deliver webhooks and the HTTP API (Svix-compatible, under
@@ -64,6 +65,7 @@ type serveConfig struct {
 	logLevel       slog.Level
 	opsURL         string // operational webhooks; empty: none
 	opsSecret      string
+	mainKey        string // encrypts endpoint secrets at rest; empty: none
 }
 
 // setting is one flag of serve, the environment variables it may come from, and its parser.
@@ -119,6 +121,9 @@ func serveSettings() []*setting {
 		{name: "operational-webhook-secret", envs: []string{"HOOKD_OPERATIONAL_WEBHOOK_SECRET"},
 			usage: "whsec_ `SECRET` that signs operational webhooks (default: generated once; read it with \"hookd endpoint secret hookd-operational operator\")",
 			parse: parseOpsSecret},
+		{name: "main-key", envs: []string{"HOOKD_MAIN_KEY"},
+			usage: "32 bytes in base64 (`KEY`, e.g. from openssl rand -base64 32) that encrypt endpoint secrets at rest; keep it apart from the database (default none: secrets stored as they are)",
+			parse: parseMainKey},
 		{name: "log-format", envs: []string{"HOOKD_LOG_FORMAT"}, def: "text",
 			usage: "log lines on stderr as `FORMAT`: text or json",
 			parse: parseLogFormat},
@@ -160,7 +165,7 @@ func parseServeConfig(e *env, args []string, lookupEnv func(string) (string, boo
 		}
 		if err := s.parse(c, v); err != nil {
 			shown := strconv.Quote(v)
-			if s.name == "token" || s.name == "operational-webhook-secret" {
+			if s.name == "token" || s.name == "operational-webhook-secret" || s.name == "main-key" {
 				shown = "" // never echo a secret
 			} else if s.name == "db" {
 				shown = strconv.Quote(redactURL(v))
@@ -326,6 +331,17 @@ func parseOpsURL(c *serveConfig, v string) error {
 		return fmt.Errorf("%v; give the http(s) URL of your operations receiver", err)
 	}
 	c.opsURL = v
+	return nil
+}
+
+func parseMainKey(c *serveConfig, v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := hookd.CheckMainKey(v); err != nil {
+		return errors.New("not 32 bytes in base64; make one with: openssl rand -base64 32")
+	}
+	c.mainKey = v
 	return nil
 }
 

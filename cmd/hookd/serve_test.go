@@ -291,6 +291,7 @@ func TestServeBadValues(t *testing.T) {
 		{[]string{"--log-format", "xml"}, `--log-format "xml": use text or json`},
 		{[]string{"--log-level", "loud"}, `--log-level "loud": use debug, info, warn or error`},
 		{[]string{"--token", "two words"}, `--token: use printable ASCII without spaces`},
+		{[]string{"--main-key", "c2hvcnQ="}, `--main-key: not 32 bytes in base64; make one with: openssl rand -base64 32`},
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"stray"}, `unexpected argument "stray"`},
 	} {
