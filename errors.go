@@ -16,6 +16,9 @@ var (
 	ErrPayloadTooLarge = errors.New("payload too large")
 	// ErrStopped: the client is not running.
 	ErrStopped = errors.New("client not started")
+	// ErrUnavailable: the store's database cannot be reached (down, restarting, the connection
+	// lost). Nothing was written; the same call may succeed later. The API answers 503.
+	ErrUnavailable = errors.New("database unavailable")
 )
 
 // ValidationError names the field of an input that is wrong and why.

@@ -4,6 +4,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -25,6 +29,9 @@ func classify(err error) error {
 	if err == nil {
 		return nil
 	}
+	if unreachable(err) {
+		return fmt.Errorf("%w: %w", hookd.ErrUnavailable, err)
+	}
 	if errors.Is(err, pgx.ErrNoRows) || errors.Is(err, sql.ErrNoRows) {
 		return hookd.ErrNotFound
 	}
@@ -38,6 +45,25 @@ func classify(err error) error {
 		}
 	}
 	return err
+}
+
+// unreachable reports whether err says the database could not be reached or the connection was
+// lost: a failed connect, a network error, the server shutting down or refusing connections
+// (SQLSTATE classes 08 and 57P).
+func unreachable(err error) bool {
+	var (
+		ce *pgconn.ConnectError
+		ne net.Error
+		pe *pgconn.PgError
+	)
+	switch {
+	case errors.As(err, &pe):
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
+		return true
+	}
+	return strings.Contains(err.Error(), "conn closed")
 }
 
 // mustAffect returns hookd.ErrNotFound when an UPDATE or DELETE touched no row.

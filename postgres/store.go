@@ -199,7 +199,7 @@ func (s *Store) Close() error {
 func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) error {
 	pgxTx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("begin transaction: %w", err)
+		return fmt.Errorf("begin transaction: %w", classify(err))
 	}
 	committed := false
 	defer func() {
@@ -212,7 +212,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) error {
 		return err
 	}
 	if err := pgxTx.Commit(ctx); err != nil {
-		return fmt.Errorf("commit transaction: %w", err)
+		return fmt.Errorf("commit transaction: %w", classify(err))
 	}
 	committed = true
 	for _, f := range t.onCommit {

@@ -101,6 +101,9 @@ func writeError(w http.ResponseWriter, err error) {
 		writeJSON(w, http.StatusConflict, &apiError{Code: "conflict", Detail: "An entity with this uid already exists."})
 	case errors.Is(err, hookd.ErrEndpointDisabled):
 		writeJSON(w, http.StatusConflict, &apiError{Code: "endpoint_disabled", Detail: err.Error()})
+	case errors.Is(err, hookd.ErrUnavailable):
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, &apiError{Code: "service_unavailable", Detail: "The database is unavailable; nothing was written. Try again."})
 	default:
 		writeJSON(w, errInternal.Status, errInternal)
 	}
