@@ -8,9 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,11 +36,7 @@ func TestCrashLosesNothing(t *testing.T) {
 	if os.Getenv("HOOKD_CRASH_TEST") == "" {
 		t.Skip("set HOOKD_CRASH_TEST=1 to run the crash test (about 2 minutes; .ci/run runs it)")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "hookd")
-	if out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildHookd(t)
 	t.Run("sqlite", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "crash.db")
 		crashRun(t, bin, "sqlite:"+path, func() *sql.DB {

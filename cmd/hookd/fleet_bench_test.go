@@ -3,9 +3,6 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -17,11 +14,7 @@ import (
 //
 //	HOOKD_TEST_POSTGRES_URL=postgres://... go test -run x -bench FleetWorkers -benchtime 1x ./cmd/hookd/
 func BenchmarkFleetWorkers(b *testing.B) {
-	dir := b.TempDir()
-	bin := filepath.Join(dir, "hookd")
-	if out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildHookd(b)
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("processes=%d", workers), func(b *testing.B) {
 			var total time.Duration

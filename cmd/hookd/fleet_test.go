@@ -106,6 +106,16 @@ func (p *fleetProcess) log() string {
 	return strings.Join(p.lines, "\n")
 }
 
+// buildHookd builds this command's binary into a directory of the test's and returns its path.
+func buildHookd(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hookd")
+	if out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // startProcess starts bin serve with args and waits until it listens.
 func startProcess(t testing.TB, bin string, args ...string) *fleetProcess {
 	t.Helper()
@@ -156,12 +166,7 @@ func TestFleetSurvivesSIGKILL(t *testing.T) {
 		t.Skip("builds the binary and runs three processes for about a minute")
 	}
 	dbURL := freshDatabase(t)
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "hookd")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildHookd(t)
 	recv := newFleetReceiver()
 	defer recv.srv.Close()
 
@@ -257,12 +262,7 @@ func TestFleetCapIsPerProcess(t *testing.T) {
 		t.Skip("builds the binary and runs three processes")
 	}
 	dbURL := freshDatabase(t)
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "hookd")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildHookd(t)
 	var now, most atomic.Int32
 	release := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
