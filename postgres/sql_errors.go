@@ -63,7 +63,8 @@ func unreachable(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
 		return true
 	}
-	return strings.Contains(err.Error(), "conn closed")
+	msg := err.Error()
+	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "conn busy")
 }
 
 // mustAffect returns hookd.ErrNotFound when an UPDATE or DELETE touched no row.

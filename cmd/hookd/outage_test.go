@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestPostgresOutage stops the PostgreSQL server for 10 s while "hookd serve" takes messages and
+// delivers them. While it is down, sends answer 503 with a JSON error (never a 500, never a hang);
+// afterwards they succeed again, the workers resume by themselves, and every accepted message is
+// delivered. It stops the machine's PostgreSQL, so it runs alone: HOOKD_OUTAGE_TEST=1 (.ci/run
+// runs it in a step of its own), with pg_ctlcluster on the PATH.
+func TestPostgresOutage(t *testing.T) {
+	if os.Getenv("HOOKD_OUTAGE_TEST") == "" {
+		t.Skip("set HOOKD_OUTAGE_TEST=1 to stop PostgreSQL for 10 s under load (it must run alone; .ci/run does)")
+	}
+	versions, _ := filepath.Glob("/etc/postgresql/*")
+	if len(versions) != 1 {
+		t.Skipf("want one PostgreSQL cluster under /etc/postgresql, found %v", versions)
+	}
+	cluster := func(action string) {
+		out, err := exec.Command("pg_ctlcluster", "--skip-systemctl-redirect", filepath.Base(versions[0]), "main", action, "-m", "fast").CombinedOutput()
+		if err != nil && action == "stop" {
+			t.Fatalf("pg_ctlcluster stop: %v\n%s", err, out)
+		}
+	}
+	pgStart := func() {
+		_, _ = exec.Command("pg_ctlcluster", "--skip-systemctl-redirect", filepath.Base(versions[0]), "main", "start").CombinedOutput()
+		for range 60 {
+			if exec.Command("pg_isready", "-h", "127.0.0.1", "-p", "5432", "-q").Run() == nil {
+				return
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		t.Fatal("PostgreSQL did not come back within 30 s")
+	}
+	t.Cleanup(pgStart) // whatever happens, the server runs again for the tests after this one
+
+	dbURL := freshDatabase(t)
+	bin := buildHookd(t)
+	recv := newFleetReceiver()
+	defer recv.srv.Close()
+	p := startProcess(t, bin, "--db", dbURL, "--token", testAdminToken, "--allow-subnets", "127.0.0.0/8", "--timeout", "2s")
+	mustCall(t, http.StatusCreated, http.MethodPost, p.url+"/api/v1/app", testAdminToken, `{"name":"outage","uid":"outage"}`)
+	mustCall(t, http.StatusCreated, http.MethodPost, p.url+"/api/v1/app/outage/endpoint", testAdminToken, fmt.Sprintf(`{"url":"%s/o"}`, recv.srv.URL))
+
+	var (
+		down     atomic.Bool
+		mu       sync.Mutex
+		statuses = map[string]map[int]int{"up": {}, "down": {}}
+		accepted = map[string]bool{} // message ids
+		slowest  time.Duration
+		stop     = make(chan struct{})
+		wg       sync.WaitGroup
+	)
+	client := &http.Client{Timeout: 20 * time.Second}
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body := fmt.Sprintf(`{"eventType":"outage.test","payload":{"w":%d,"i":%d}}`, w, i)
+				req, _ := http.NewRequest(http.MethodPost, p.url+"/api/v1/app/outage/msg", strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+testAdminToken)
+				req.Header.Set("Content-Type", "application/json")
+				phase := "up"
+				if down.Load() {
+					phase = "down"
+				}
+				began := time.Now()
+				resp, err := client.Do(req)
+				took := time.Since(began)
+				if err != nil {
+					t.Errorf("a send failed without an answer after %s: %v", took, err)
+					return
+				}
+				var out struct {
+					ID   string `json:"id"`
+					Code string `json:"code"`
+				}
+				decodeErr := json.NewDecoder(resp.Body).Decode(&out)
+				resp.Body.Close()
+				mu.Lock()
+				statuses[phase][resp.StatusCode]++
+				slowest = max(slowest, took)
+				if resp.StatusCode == http.StatusAccepted && out.ID != "" {
+					accepted[out.ID] = true
+				}
+				mu.Unlock()
+				if resp.StatusCode >= 400 && (decodeErr != nil || out.Code == "") {
+					t.Errorf("a %d without a JSON error", resp.StatusCode)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+	time.Sleep(3 * time.Second)
+	down.Store(true)
+	cluster("stop")
+	time.Sleep(10 * time.Second)
+	pgStart()
+	down.Store(false)
+	time.Sleep(5 * time.Second)
+	close(stop)
+	wg.Wait()
+
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("sends while up: %v; while down: %v (status: count); slowest answer %s; %d accepted", statuses["up"], statuses["down"], slowest.Round(time.Millisecond), len(accepted))
+	for phase, byCode := range statuses {
+		if byCode[http.StatusInternalServerError] > 0 {
+			var failed []string
+			for _, l := range strings.Split(p.log(), "\n") {
+				if strings.Contains(l, "request failed") {
+					failed = append(failed, l)
+				}
+			}
+			t.Errorf("%d sends answered 500 while PostgreSQL was %s:\n%s", byCode[500], phase, strings.Join(failed, "\n"))
+		}
+	}
+	if statuses["down"][http.StatusServiceUnavailable] == 0 {
+		t.Errorf("no send answered 503 while PostgreSQL was down: %v", statuses["down"])
+	}
+	if statuses["up"][http.StatusAccepted] == 0 {
+		t.Error("no send was accepted")
+	}
+	// Every accepted message arrives: the workers resumed by themselves.
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		recv.mu.Lock()
+		missing := 0
+		for id := range accepted {
+			if recv.seen["/o "+id] == 0 {
+				missing++
+			}
+		}
+		recv.mu.Unlock()
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d accepted messages never arrived", missing, len(accepted))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, repeats := recv.distinct()
+	t.Logf("every accepted message arrived; %d duplicates at the receiver", repeats)
+}
