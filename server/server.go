@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/hookd/hookd"
 )
@@ -83,12 +84,16 @@ type reqCtx struct {
 // Idempotency-Key, the replay of its first response.
 func (s *Server) handle(pattern string, public bool, h handlerFunc) {
 	s.patterns = append(s.patterns, pattern)
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc(pattern, func(rw http.ResponseWriter, r *http.Request) {
+		w := &statusWriter{ResponseWriter: rw}
+		began := time.Now()
 		defer func() {
 			if v := recover(); v != nil {
 				s.cfg.Logger.Error("panic in handler", "pattern", pattern, "panic", v)
 				writeError(w, errInternal)
 			}
+			// The path only: a query or a header could hold a token.
+			s.cfg.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", w.status, "duration", time.Since(began))
 		}()
 		rc := &reqCtx{gen: generationOf(r)}
 		if !public {
@@ -113,6 +118,29 @@ func (s *Server) handle(pattern string, public bool, h handlerFunc) {
 		s.idempotent(w, r, rc, serve) // a POST with Idempotency-Key: idempotency.go
 	})
 }
+
+// statusWriter remembers the status a handler wrote, for the request's log line.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Principal is who a token speaks for: the operator (AppID empty) or one application's portal.
 type Principal struct {
