@@ -36,6 +36,11 @@ var ids idSource
 // newID returns prefix + a fixed-width, time-sortable base62 id.
 func newID(prefix string) string {
 	hi, lo := ids.next(uint64(time.Now().UnixMilli()))
+	return encodeID(prefix, hi, lo)
+}
+
+// encodeID returns prefix + the 128-bit value hi:lo in fixed-width base62.
+func encodeID(prefix string, hi, lo uint64) string {
 	var buf [idLen]byte
 	for i := idLen - 1; i >= 0; i-- {
 		var r uint64
@@ -79,19 +84,12 @@ func divmod62(hi, lo uint64) (qhi, qlo, r uint64) {
 	return qhi, qlo, r
 }
 
-// IDFloor returns the least id with prefix that newID can make at or after t: every id made from
+// idFloor returns the least id with prefix that newID can make at or after t: every id made from
 // t on sorts at or after it, so a range of ids stands for a range of creation times.
-func IDFloor(prefix string, t time.Time) string {
-	hi, lo := uint64(max(t.UnixMilli(), 0))<<16, uint64(0)
-	var buf [idLen]byte
-	for i := idLen - 1; i >= 0; i-- {
-		var r uint64
-		hi, lo, r = divmod62(hi, lo)
-		buf[i] = base62[r]
-	}
-	return prefix + string(buf[:])
+func idFloor(prefix string, t time.Time) string {
+	return encodeID(prefix, uint64(max(t.UnixMilli(), 0))<<16, 0)
 }
 
-// AttemptIDFloor is IDFloor for attempts: an attempt made at t is recorded, and gets its id, at t
-// or later.
-func AttemptIDFloor(t time.Time) string { return IDFloor(prefixAttempt, t) }
+// AttemptIDFloor is the least attempt id that can be made at or after t: an attempt made at t
+// is recorded, and gets its id, at t or later.
+func AttemptIDFloor(t time.Time) string { return idFloor(prefixAttempt, t) }

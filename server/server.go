@@ -92,8 +92,12 @@ func (s *Server) handle(pattern string, public bool, h handlerFunc) {
 				s.cfg.Logger.Error("panic in handler", "pattern", pattern, "panic", v)
 				writeError(w, errInternal)
 			}
-			// The path only: a query or a header could hold a token.
-			s.cfg.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", w.status, "duration", time.Since(began))
+			// The path only: a query or a header could hold a token. Built only when Debug is on:
+			// every API call passes here.
+			if s.cfg.Logger.Enabled(r.Context(), slog.LevelDebug) {
+				s.cfg.Logger.LogAttrs(r.Context(), slog.LevelDebug, "request", slog.String("method", r.Method),
+					slog.String("path", r.URL.Path), slog.Int("status", w.status), slog.Duration("duration", time.Since(began)))
+			}
 		}()
 		rc := &reqCtx{gen: generationOf(r)}
 		if !public {
