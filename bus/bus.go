@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
 // Event is a domain event to publish.
@@ -386,9 +387,9 @@ func (b *Bus) dispatch(ctx context.Context, r Record) {
 	case herr == nil:
 		st.Done = true
 	case d.Attempt >= b.cfg.MaxAttempts:
-		st.Status, st.NextAttempt, st.LastError = StatusFailed, st.At, truncate(herr.Error(), 2000)
+		st.Status, st.NextAttempt, st.LastError = StatusFailed, st.At, sqlcodec.Text(herr.Error(), 2000)
 	default:
-		st.Status, st.NextAttempt, st.LastError = StatusPending, st.At.Add(b.backoff(d.Attempt)), truncate(herr.Error(), 2000)
+		st.Status, st.NextAttempt, st.LastError = StatusPending, st.At.Add(b.backoff(d.Attempt)), sqlcodec.Text(herr.Error(), 2000)
 	}
 	if herr != nil {
 		dead := st.Status == StatusFailed
@@ -441,12 +442,4 @@ func call(ctx context.Context, h Handler, d *Delivery) (err error) {
 		}
 	}()
 	return h(ctx, d)
-}
-
-// truncate makes s fit a text column: at most n bytes, valid UTF-8, no NUL.
-func truncate(s string, n int) string {
-	if len(s) > n {
-		s = s[:n]
-	}
-	return sanitize(s)
 }

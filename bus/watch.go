@@ -3,7 +3,6 @@ package bus
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 )
@@ -121,9 +120,4 @@ func (w *watcher) check(ctx context.Context) bool {
 		}()
 	}
 	return more
-}
-
-// sanitize makes s valid UTF-8 without NUL, for a text column.
-func sanitize(s string) string {
-	return strings.ReplaceAll(strings.ToValidUTF8(s, ""), "\x00", "")
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/jobrun"
+	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
 // lane claims and runs the jobs of one hookd lane with up to workers at once.
@@ -177,14 +177,6 @@ func (l *lane) work(ctx context.Context, j claimedJob, h hookd.JobHandler) outco
 	l.q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd job failed; retrying",
 		slog.String("delivery_id", j.job.DeliveryID), slog.Int("attempt", j.job.Attempt),
 		slog.Int("failures", int(n)), slog.Duration("retry_in", delay), slog.String("error", err.Error()))
-	out.reschedule, out.runAt, out.failures, out.lastError = true, time.Now().Add(delay), n, truncate(err.Error(), 1000)
+	out.reschedule, out.runAt, out.failures, out.lastError = true, time.Now().Add(delay), n, sqlcodec.Text(err.Error(), 1000)
 	return out
-}
-
-// truncate makes s fit a text column: at most n bytes, valid UTF-8, no NUL.
-func truncate(s string, n int) string {
-	if len(s) > n {
-		s = s[:n]
-	}
-	return strings.ReplaceAll(strings.ToValidUTF8(s, ""), "\x00", "")
 }

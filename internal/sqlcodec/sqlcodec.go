@@ -1,12 +1,13 @@
 // Package sqlcodec is how hookd's SQL stores write lists and maps: as JSON text, an empty one as
-// NULL, and NULL read back as nil; and optional strings that take part in a unique key as NULL
-// when empty.
+// NULL, and NULL read back as nil; optional strings that take part in a unique key as NULL when
+// empty; and free text, such as an error, cut to fit a text column (Text).
 package sqlcodec
 
 import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/hookd/hookd"
 )
@@ -109,4 +110,13 @@ func DecodeEndpointConfig(ep *hookd.Endpoint, eventTypes, channels, headers, met
 	}
 	ep.Metadata, err = DecodeMap(metadata)
 	return err
+}
+
+// Text makes s fit a text column on every store: at most n bytes, valid UTF-8, no NUL (which
+// PostgreSQL's text cannot hold).
+func Text(s string, n int) string {
+	if len(s) > n {
+		s = s[:n]
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, ""), "\x00", "")
 }
