@@ -17,6 +17,13 @@ import (
 // three touch different tables, so the order in which PostgreSQL runs them does not matter.
 // Deliveries and endpoints are updated in id order, so that two processes recording at once
 // lock shared rows in one order.
+//
+// Each updated row is matched to its array element by id = ANY (ARRAY[v.id]), not id = v.id:
+// with no equality to hash or merge on, the plan is a loop over the arrays with an index lookup
+// each, whatever the planner believes of the tables' sizes. (With id = v.id, the plan cached
+// while the tables were almost empty, with no statistics, hashed a sequential scan of the whole
+// table, and kept doing so as the table grew.) TestHotStatementsNeverScanWholeTables checks the
+// plan.
 const recordAttemptsSQL = `WITH
 attempts AS (
 	INSERT INTO hookd_attempts (id, delivery_id, message_id, endpoint_id, app_id, number, trigger_kind,
@@ -30,7 +37,7 @@ deliveries AS (
 		next_attempt_at = v.next_attempt_at, last_error = v.last_error, updated_at = v.at
 	FROM unnest($15::text[], $16::text[], $17::integer[], $18::timestamptz[], $19::text[],
 		$20::timestamptz[]) AS v (id, status, attempts, next_attempt_at, last_error, at)
-	WHERE d.id = v.id
+	WHERE d.id = ANY (ARRAY[v.id])
 	RETURNING 1
 ),
 health AS (
@@ -42,7 +49,7 @@ health AS (
 	FROM unnest($21::text[], $22::timestamptz[], $23::integer[], $24::text[], $25::boolean[],
 		$26::timestamptz[], $27::integer[], $28::timestamptz[])
 		AS v (id, last_at, last_status, last_error, succeeded, last_success, failures, first_failure)
-	WHERE e.id = v.id
+	WHERE e.id = ANY (ARRAY[v.id])
 )
 SELECT count(*) FROM deliveries`
 

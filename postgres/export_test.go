@@ -3,6 +3,8 @@ package postgres
 import (
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/hookd/hookd"
 )
 
@@ -21,3 +23,14 @@ func OnListen(q hookd.Queue, f func()) { q.(*Queue).onListen = f }
 
 // NotifyChannel is the channel the queue of schema notifies.
 var NotifyChannel = notifyChannel
+
+// AsyncPool is the pool of s's queue statements (claims, outcomes, notifications).
+func AsyncPool(s *Store) *pgxpool.Pool { return s.asyncPool }
+
+// The statements of the queue's and the workers' hot path.
+const (
+	ClaimJobsSQL      = claimJobsSQL
+	FinishJobsSQL     = finishJobsSQL
+	LoadWorkBatchSQL  = loadWorkBatchSQL
+	RecordAttemptsSQL = recordAttemptsSQL
+)

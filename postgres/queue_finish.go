@@ -5,11 +5,14 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // outcome is what became of one claimed job: deleted (worked, or dropped), or due again at runAt.
 type outcome struct {
 	id         int64
+	tid        pgtype.TID // the row version the claim left
 	claims     int32
 	reschedule bool
 	runAt      time.Time
@@ -18,16 +21,19 @@ type outcome struct {
 }
 
 // finishJobsSQL deletes the finished jobs and reschedules the others, each only if it is still
-// leased by the claim that ran it.
+// leased by the claim that ran it: its row is still the version that claim left (found by ctid,
+// a TID scan whatever the planner believes of the table; see claimJobsSQL) and it still has that
+// claim's number. A job claimed again meanwhile has a new row version, and a vacuumed slot
+// reused by another job has another id.
 const finishJobsSQL = `WITH done AS (
-	DELETE FROM hookd_jobs AS j USING unnest($1::bigint[], $2::integer[]) AS v (id, claims)
-	WHERE j.id = v.id AND j.claims = v.claims
+	DELETE FROM hookd_jobs AS j USING unnest($1::tid[], $2::bigint[], $3::integer[]) AS v (tid, id, claims)
+	WHERE j.ctid = v.tid AND j.id = v.id AND j.claims = v.claims
 ),
 again AS (
 	UPDATE hookd_jobs AS j SET run_at = v.run_at, failures = v.failures, last_error = v.last_error
-	FROM unnest($3::bigint[], $4::integer[], $5::timestamptz[], $6::integer[], $7::text[])
-		AS v (id, claims, run_at, failures, last_error)
-	WHERE j.id = v.id AND j.claims = v.claims
+	FROM unnest($4::tid[], $5::bigint[], $6::integer[], $7::timestamptz[], $8::integer[], $9::text[])
+		AS v (tid, id, claims, run_at, failures, last_error)
+	WHERE j.ctid = v.tid AND j.id = v.id AND j.claims = v.claims
 )
 SELECT 1`
 
@@ -36,6 +42,7 @@ func (q *Queue) flush(batch []outcome) error {
 	// Rows in id order, so that two processes' statements lock shared rows in one order.
 	slices.SortFunc(batch, func(a, b outcome) int { return int(min(max(a.id-b.id, -1), 1)) })
 	var (
+		doneTIDs, againTIDs   []pgtype.TID
 		doneIDs               []int64
 		doneClaims            []int32
 		againIDs              []int64
@@ -45,14 +52,14 @@ func (q *Queue) flush(batch []outcome) error {
 	)
 	for _, o := range batch {
 		if !o.reschedule {
-			doneIDs, doneClaims = append(doneIDs, o.id), append(doneClaims, o.claims)
+			doneTIDs, doneIDs, doneClaims = append(doneTIDs, o.tid), append(doneIDs, o.id), append(doneClaims, o.claims)
 			continue
 		}
-		againIDs, againClaims, runAts = append(againIDs, o.id), append(againClaims, o.claims), append(runAts, o.runAt)
+		againTIDs, againIDs, againClaims, runAts = append(againTIDs, o.tid), append(againIDs, o.id), append(againClaims, o.claims), append(runAts, o.runAt)
 		failures, lastErrors = append(failures, o.failures), append(lastErrors, o.lastError)
 	}
 	ctx := context.Background()
-	_, err := q.s.asyncPool.Exec(ctx, finishJobsSQL, doneIDs, doneClaims, againIDs, againClaims, runAts, failures, lastErrors)
+	_, err := q.s.asyncPool.Exec(ctx, finishJobsSQL, doneTIDs, doneIDs, doneClaims, againTIDs, againIDs, againClaims, runAts, failures, lastErrors)
 	if err != nil {
 		q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd queue: writing job outcomes failed; trying again",
 			slog.Int("jobs", len(batch)), slog.String("error", err.Error()))

@@ -159,6 +159,14 @@ func Open(ctx context.Context, url string, cfg *Config) (*Store, error) {
 	// claims and outcomes waiting on their flushes were most of PostgreSQL's waits.
 	apc := pc.Copy()
 	apc.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	// These statements take a few rows each, by key: plans that read a whole table or sort it are
+	// priced out. (The plans cached on an almost empty job table, with no statistics, sorted or
+	// hashed a sequential scan of the whole table, and kept doing so as the table grew: measured
+	// on B1, a thousand scans of the whole table, dead rows included, in a run.)
+	// TestHotStatementsNeverScanWholeTables checks the plans.
+	for _, p := range []string{"enable_seqscan", "enable_sort", "enable_hashjoin", "enable_mergejoin"} {
+		apc.ConnConfig.RuntimeParams[p] = "off"
+	}
 	apc.MaxConns, apc.MinConns = queueConns, 0
 	asyncPool, err := pgxpool.NewWithConfig(ctx, apc)
 	if err != nil {
