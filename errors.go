@@ -17,7 +17,8 @@ var (
 	// ErrStopped: the client is not running.
 	ErrStopped = errors.New("client not started")
 	// ErrUnavailable: the store's database cannot be reached (down, restarting, the connection
-	// lost). Nothing was written; the same call may succeed later. The API answers 503.
+	// lost), or its files cannot be written (SQLite: the disk full, an I/O error, the file made
+	// read-only). Nothing was written; the same call may succeed later. The API answers 503.
 	ErrUnavailable = errors.New("database unavailable")
 )
 

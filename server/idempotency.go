@@ -53,7 +53,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, rc *reqCtx, 
 		return
 	case !errors.Is(err, hookd.ErrNotFound):
 		s.cfg.Logger.Error("read an idempotent response", "path", r.URL.Path, "error", err)
-		writeError(w, errInternal)
+		writeError(w, err) // a database that cannot be read is a 503, anything else a 500
 		return
 	}
 

@@ -129,7 +129,7 @@ func (l *listQuery) exists(ctx context.Context, q querier, bound string, ascendi
 	inner, args := l.sql("1", bound, ascending, 0)
 	var found bool
 	if err := q.QueryRowContext(ctx, "SELECT EXISTS ("+inner+")", args...).Scan(&found); err != nil {
-		return false, err
+		return false, unavailable(err)
 	}
 	return found, nil
 }
@@ -149,19 +149,19 @@ func list[T any](ctx context.Context, q querier, l *listQuery, opts hookd.ListOp
 	query, args := l.sql(l.cols, opts.Iterator, ascending, limit+1)
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, err
+		return nil, unavailable(err)
 	}
 	defer rows.Close()
 	data := make([]T, 0, min(limit+1, 64))
 	for rows.Next() {
 		item, err := scan(rows)
 		if err != nil {
-			return nil, err
+			return nil, unavailable(err)
 		}
 		data = append(data, item)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, unavailable(err)
 	}
 	_ = rows.Close()
 

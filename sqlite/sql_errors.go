@@ -12,8 +12,9 @@ import (
 )
 
 // classify maps driver errors to hookd's sentinels, keeping the original in the chain: no row is
-// hookd.ErrNotFound, a unique or primary key taken is hookd.ErrConflict, and a foreign key that
-// points nowhere (an endpoint of a missing application) is hookd.ErrNotFound.
+// hookd.ErrNotFound, a unique or primary key taken is hookd.ErrConflict, a foreign key that
+// points nowhere (an endpoint of a missing application) is hookd.ErrNotFound, and a file that
+// cannot be written just now (see fileFault) is hookd.ErrUnavailable.
 func classify(err error) error {
 	if err == nil {
 		return nil
@@ -30,7 +31,32 @@ func classify(err error) error {
 			return fmt.Errorf("%w: %w", hookd.ErrNotFound, err)
 		}
 	}
-	return err
+	return unavailable(err)
+}
+
+// fileFault reports whether an SQLite result code (primary or extended) says that the database's
+// files cannot be written or read just now, through no fault of the statement: the disk is full
+// (SQLITE_FULL), the operating system refused a read or write (SQLITE_IOERR_*: EIO, EFBIG past a
+// file size limit, EROFS or EPERM on a file made unwritable), the file or its directory is
+// read-only (SQLITE_READONLY_*), or a file cannot be opened (SQLITE_CANTOPEN_*). The statement,
+// or the whole transaction, is rolled back (by SQLite, or by InTx); once the operator frees space
+// or fixes the permissions the same write succeeds, on the same connection.
+func fileFault(code int) bool {
+	switch code & 0xff {
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN:
+		return true
+	}
+	return false
+}
+
+// unavailable marks err with hookd.ErrUnavailable when it carries an SQLite file fault and is not
+// marked yet; any other error comes back as it is.
+func unavailable(err error) error {
+	var se *sqlite.Error
+	if err == nil || errors.Is(err, hookd.ErrUnavailable) || !errors.As(err, &se) || !fileFault(se.Code()) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", hookd.ErrUnavailable, err)
 }
 
 // mustAffect returns hookd.ErrNotFound when an UPDATE or DELETE touched no row.

@@ -36,6 +36,20 @@
 //
 // Apps may keep their own tables in the same file: begin a transaction on DB(), hand it to
 // hookd's SendTx (WrapTx adapts it), and commit it.
+//
+// # Outages
+//
+// When the file cannot be written (the disk full, an I/O error, the file made read-only) a write
+// fails with an error wrapping hookd.ErrUnavailable, which the API answers with 503, and its
+// transaction is rolled back: nothing of it is written, and what was committed before stays
+// intact. Reads go on. Once space returns or the permissions are fixed, writes succeed again on
+// the same connections, and the queue's jobs run again by themselves (a job that failed meanwhile
+// after its backoff, 1 s doubling up to a minute): no restart is needed. A file system that the
+// kernel has remounted read-only after I/O errors is the exception: it needs an unmount and a
+// check, so hookd is restarted after it. Open refuses a file it could only read (SQLite would open it
+// read-only without a word) with an error wrapping ErrReadOnly, and a full disk with one wrapping
+// hookd.ErrUnavailable, each saying what to check. See TestDiskFull, TestPageLimit,
+// TestFileMadeImmutable, TestOpenReadOnly and TestOpenDiskFull.
 package sqlite
 
 import (
@@ -100,11 +114,17 @@ var (
 )
 
 // Open opens (creating it if needed) the SQLite database at path and brings its schema up to
-// date.
+// date. A file, or a directory, that this process may not write gives an error wrapping
+// ErrReadOnly that says what to check; a disk too full to open or migrate the file gives one
+// wrapping hookd.ErrUnavailable that says to check the file system.
 func Open(ctx context.Context, path string, cfg *Config) (*Store, error) {
 	cfg = cfg.withDefaults()
 	lock, err := lockFile(path)
 	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, readOnly(path, err))
+	}
+	if err := checkWritable(path); err != nil {
+		lock.release()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	base, err := msqlite.NewConnector(dsn(path))
@@ -121,7 +141,7 @@ func Open(ctx context.Context, path string, cfg *Config) (*Store, error) {
 		}
 		_ = db.Close()
 		lock.release()
-		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+		return nil, fmt.Errorf("open sqlite %s: %w", path, openFault(path, err))
 	}
 	return s, nil
 }
@@ -200,7 +220,9 @@ func (s *Store) Close() error {
 }
 
 // InTx runs fn in a new transaction, committed when fn returns nil and rolled back otherwise (also
-// when fn panics).
+// when fn panics). When the file cannot be written (the disk full, an I/O error, the file made
+// read-only) the error wraps hookd.ErrUnavailable: nothing of the transaction was written, and the
+// same call succeeds once the cause is gone.
 func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) (err error) {
 	if err := s.gate.acquire(ctx, hookd.IsBackgroundWrite(ctx)); err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
@@ -213,7 +235,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) (err error
 	}()
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin transaction: %w", err)
+		return fmt.Errorf("begin transaction: %w", unavailable(err))
 	}
 	committed := false
 	defer func() {
@@ -223,10 +245,10 @@ func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) (err error
 	}()
 	t := s.wrap(sqlTx)
 	if err := fn(t); err != nil {
-		return err
+		return unavailable(err)
 	}
 	if err := sqlTx.Commit(); err != nil {
-		return fmt.Errorf("commit transaction: %w", err)
+		return fmt.Errorf("commit transaction: %w", unavailable(err))
 	}
 	committed = true
 	// The after-commit functions (a Redis enqueue) run once the next writer may go.

@@ -1,0 +1,349 @@
+//go:build linux
+
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hookd/hookd/sqlite"
+)
+
+// TestServeSQLiteReadOnly: "hookd serve" on an SQLite file it could only read stops at start-up
+// with exit 1 and a message that says the database is read-only and to check the permissions;
+// before, a read-only file started, and every write answered 500.
+func TestServeSQLiteReadOnly(t *testing.T) {
+	t.Parallel()
+	create := func(t *testing.T, path string) {
+		t.Helper()
+		s, err := sqlite.Open(t.Context(), path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, dir, path string)
+	}{
+		{"file", func(t *testing.T, dir, path string) { create(t, path); readOnlyPath(t, path) }},
+		{"directory", func(t *testing.T, dir, path string) { readOnlyPath(t, dir) }},
+		{"directory with the file", func(t *testing.T, dir, path string) { create(t, path); readOnlyPath(t, dir) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "hookd.db")
+			tc.setup(t, dir, path)
+			r := run(t, "", "serve", "--listen", "127.0.0.1:0", "--db", "sqlite:"+path, "--token", testAdminToken)
+			if r.code != exitFailure || !strings.Contains(r.stderr, "the database is read-only") ||
+				!strings.Contains(r.stderr, "permissions") || !strings.Contains(r.stderr, "hint: ") {
+				t.Fatalf("serve on a read-only database: exit %d, stderr:\n%s\nwant exit 1, a message that it is read-only, to check the permissions, and a hint", r.code, r.stderr)
+			}
+			if strings.Contains(r.stderr, "listening on") {
+				t.Fatalf("serve listened on a read-only database:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// TestServeSQLiteDiskFull runs "hookd serve" on a 16 MiB tmpfs and fills it for real (a file
+// written beside the database until ENOSPC). While it is full, sends answer 503 with Retry-After
+// and a JSON error, never 500; reads answer. Once the file is removed, sends are accepted again
+// and the workers finish every delivery, without a restart. See serveOutage for what else it
+// checks. It mounts, so it needs root (or CAP_SYS_ADMIN) and skips without.
+func TestServeSQLiteDiskFull(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=16m,mode=0700"); err != nil {
+		t.Skipf("mount a tmpfs to fill (needs root or CAP_SYS_ADMIN): %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) }) // after the process is killed
+	filler := filepath.Join(dir, "filler")
+	serveOutage(t, filepath.Join(dir, "hookd.db"),
+		func() error {
+			f, err := os.Create(filler)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			buf := make([]byte, 64<<10)
+			for {
+				if _, err := f.Write(buf); err != nil {
+					if errors.Is(err, syscall.ENOSPC) {
+						return nil
+					}
+					return err
+				}
+			}
+		},
+		func() error { return os.Remove(filler) })
+}
+
+// TestServeSQLiteUnwritable takes write access away from the database of a running "hookd serve":
+// the immutable attribute (chattr +i) on the file and its -wal makes the kernel refuse writes
+// through the descriptors hookd holds (ext4 does; the test checks first), as a file system gone
+// read-only does.
+// Sends answer 503, never 500; with the attribute removed, they are accepted again without a
+// restart. It needs root and a file system with the attribute, and skips without. (A file system
+// the kernel remounts read-only after I/O errors cannot be made writable while files on it are
+// open: that outage needs a restart of hookd, and is not simulated.)
+func TestServeSQLiteUnwritable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hookd.db")
+	probe := filepath.Join(dir, "probe")
+	immutableStopsWrites(t, probe)
+	chattr := func(flag string) error {
+		if out, err := exec.Command("chattr", flag, path, path+"-wal").CombinedOutput(); err != nil {
+			return fmt.Errorf("chattr %s: %v: %s", flag, err, out)
+		}
+		return nil
+	}
+	t.Cleanup(func() { _ = chattr("-i") }) // or the temporary directory cannot be removed
+	serveOutage(t, path, func() error { return chattr("+i") }, func() error { return chattr("-i") })
+}
+
+// serveOutage runs "hookd serve" on the SQLite file at path and takes it through an outage of the
+// file: 20 sends accepted, to an endpoint limited to 10 a second so that their deliveries run on
+// through the outage; breakIt; for at least 2 s, sends until five answer 503 (each with
+// Retry-After and a JSON error; none may answer anything but 202 or 503), while a list still
+// answers 200 and the workers' writes fail; fixIt; 20 sends accepted at once. Then every accepted
+// message reaches the receiver on 127.0.0.1 and its delivery is recorded as delivered (the workers
+// resumed by themselves), hookd stops cleanly on SIGTERM, and the file passes PRAGMA
+// integrity_check and holds exactly the accepted messages (by their eventId), each with its
+// delivery.
+func serveOutage(t *testing.T, path string, breakIt, fixIt func() error) {
+	t.Helper()
+	bin := buildHookd(t)
+	recv := newFleetReceiver()
+	t.Cleanup(recv.srv.Close)
+	p := startProcess(t, bin, "--db", "sqlite:"+path, "--token", testAdminToken, "--allow-subnets", "127.0.0.0/8", "--timeout", "2s")
+	mustCall(t, http.StatusCreated, http.MethodPost, p.url+"/api/v1/app", testAdminToken, `{"name":"outage","uid":"outage"}`)
+	// At 10 a second, the deliveries of the sends before the outage are still running during it:
+	// the workers' writes (attempts, throttled jobs put off) fail too.
+	mustCall(t, http.StatusCreated, http.MethodPost, p.url+"/api/v1/app/outage/endpoint", testAdminToken, fmt.Sprintf(`{"url":"%s/o","rateLimit":10}`, recv.srv.URL))
+
+	client := &http.Client{Timeout: 20 * time.Second}
+	pad := strings.Repeat("x", 2000)
+	accepted := map[string]string{} // eventId -> message id
+	statuses := map[string]map[int]int{"before": {}, "down": {}, "after": {}}
+	seq := 0
+	send := func(phase string) int {
+		t.Helper()
+		seq++
+		eventID := fmt.Sprintf("seq-%d", seq)
+		req, err := http.NewRequest(http.MethodPost, p.url+"/api/v1/app/outage/msg",
+			strings.NewReader(fmt.Sprintf(`{"eventType":"outage.test","eventId":%q,"payload":{"seq":%d,"pad":%q}}`, eventID, seq, pad)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+testAdminToken)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("send %d (%s) got no answer: %v", seq, phase, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		statuses[phase][resp.StatusCode]++
+		var out struct{ ID, Code string }
+		decodeErr := json.Unmarshal(body, &out)
+		switch {
+		case resp.StatusCode == http.StatusAccepted && out.ID != "":
+			accepted[eventID] = out.ID
+		case resp.StatusCode == http.StatusServiceUnavailable && decodeErr == nil && out.Code != "" && resp.Header.Get("Retry-After") != "":
+		default:
+			t.Errorf("send %d (%s): %d %v %s; want 202 with an id, or 503 with Retry-After and a JSON error", seq, phase, resp.StatusCode, resp.Header, body)
+		}
+		return resp.StatusCode
+	}
+
+	for range 20 {
+		if code := send("before"); code != http.StatusAccepted {
+			t.Fatalf("send before the outage: %d", code)
+		}
+	}
+	if err := breakIt(); err != nil {
+		t.Fatalf("break the file: %v", err)
+	}
+	began := time.Now()
+	for statuses["down"][http.StatusServiceUnavailable] < 5 || time.Since(began) < 2*time.Second {
+		if t.Failed() || time.Since(began) > 20*time.Second {
+			t.Fatalf("sends while the file was broken, for %s: %v (status: count); want five 503s", time.Since(began).Round(time.Millisecond), statuses["down"])
+		}
+		send("down")
+		time.Sleep(50 * time.Millisecond)
+	}
+	mustCall(t, http.StatusOK, http.MethodGet, p.url+"/api/v1/app/outage/msg?limit=5", testAdminToken, "")
+	workerFailures := 0
+	for _, l := range strings.Split(p.log(), "\n") {
+		if strings.Contains(l, "record attempt") || strings.Contains(l, "hookd job failed") || strings.Contains(l, "writing job outcomes failed") {
+			workerFailures++
+		}
+	}
+	if workerFailures == 0 {
+		t.Errorf("no write of the workers failed during the outage: the test did not exercise them\n%s", p.log())
+	}
+	if err := fixIt(); err != nil {
+		t.Fatalf("fix the file: %v", err)
+	}
+	for range 20 {
+		if code := send("after"); code != http.StatusAccepted {
+			t.Fatalf("send after the outage: %d", code)
+		}
+	}
+	t.Logf("sends before: %v; while the file was broken: %v; after: %v (status: count); %d failed writes of the workers in hookd's log",
+		statuses["before"], statuses["down"], statuses["after"], workerFailures)
+	for _, l := range strings.Split(p.log(), "\n") {
+		if strings.Contains(l, "request failed") {
+			t.Logf("the first refused send, in hookd's log: %s", l)
+			break
+		}
+	}
+
+	// Every accepted message arrives, and its delivery is recorded: the workers resumed.
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		recv.mu.Lock()
+		missing := 0
+		for _, id := range accepted {
+			if recv.seen["/o "+id] == 0 {
+				missing++
+			}
+		}
+		recv.mu.Unlock()
+		var open, jobs int
+		if err := db.QueryRow(`SELECT (SELECT count(*) FROM hookd_deliveries WHERE status != 'delivered'),
+			(SELECT count(*) FROM hookd_jobs)`).Scan(&open, &jobs); err != nil {
+			t.Fatal(err)
+		}
+		if missing == 0 && open == 0 && jobs == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("60 s after the outage: %d of %d accepted messages never arrived; %d deliveries not recorded as delivered; %d jobs left\n%s",
+				missing, len(accepted), open, jobs, p.log())
+		}
+	}
+	db.Close()
+	_, repeats := recv.distinct()
+	t.Logf("every accepted message arrived and was recorded; %d repeated requests at the receiver", repeats)
+
+	// hookd stops cleanly, and leaves the file intact, holding the accepted messages and no other.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.ended:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("hookd serve still running 30 s after SIGTERM:\n%s", p.log())
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("hookd serve after SIGTERM: %v\n%s", err, p.log())
+	}
+	db, err = sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var integrity string
+	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
+		t.Fatalf("integrity_check: %q, %v", integrity, err)
+	}
+	rows, err := db.Query(`SELECT m.event_id FROM hookd_messages m
+		WHERE EXISTS (SELECT 1 FROM hookd_deliveries d WHERE d.message_id = m.id)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var stored []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var total int
+	if err := db.QueryRow(`SELECT count(*) FROM hookd_messages`).Scan(&total); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for id := range accepted {
+		want = append(want, id)
+	}
+	slices.Sort(stored)
+	slices.Sort(want)
+	if !slices.Equal(stored, want) || total != len(want) {
+		t.Fatalf("the file holds %d messages, %d with a delivery: %v; want the %d accepted: %v", total, len(stored), stored, len(want), want)
+	}
+}
+
+// immutableStopsWrites skips the test unless the immutable attribute (chattr +i) on the file name,
+// created here, makes the kernel refuse a write through a descriptor opened before it was set
+// (ext4 does on current kernels). It needs root and chattr.
+func immutableStopsWrites(t *testing.T, name string) {
+	t.Helper()
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if out, err := exec.Command("chattr", "+i", name).CombinedOutput(); err != nil {
+		t.Skipf("chattr +i (needs root and a file system with the immutable attribute, e.g. ext4): %v %s", err, out)
+	}
+	_, werr := f.Write([]byte("x"))
+	if out, err := exec.Command("chattr", "-i", name).CombinedOutput(); err != nil {
+		t.Fatalf("chattr -i: %v %s", err, out)
+	}
+	if werr == nil {
+		t.Skip("this file system lets a descriptor opened before chattr +i write on: the attribute cannot take write access away from a running process")
+	}
+}
+
+// readOnlyPath makes path, a file or a directory, read-only to this process until the test ends:
+// by its mode for a user, and for root (whom modes do not stop) by a read-only bind mount over
+// it. It skips the test where neither works.
+func readOnlyPath(t *testing.T, path string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, fi.Mode().Perm()&^0o222); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(path, fi.Mode().Perm()) })
+		return
+	}
+	if err := syscall.Mount(path, path, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("bind-mount %s read-only (root ignores file modes; needs CAP_SYS_ADMIN): %v", path, err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(path, syscall.MNT_DETACH) })
+	if err := syscall.Mount("", path, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
+		t.Skipf("remount %s read-only: %v", path, err)
+	}
+}

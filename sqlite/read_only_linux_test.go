@@ -1,0 +1,108 @@
+//go:build linux
+
+package sqlite_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hookd/hookd/sqlite"
+)
+
+// TestOpenReadOnly: Open refuses a database it could only read with an error wrapping
+// sqlite.ErrReadOnly that says to check the permissions, and writes nothing: a read-only file
+// (which SQLite would open read-only without a word, every write failing later), a read-only
+// directory without the file, and one with it.
+func TestOpenReadOnly(t *testing.T) {
+	t.Parallel()
+	create := func(t *testing.T, path string) {
+		t.Helper()
+		s, err := sqlite.Open(t.Context(), path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, dir, path string)
+	}{
+		{"file", func(t *testing.T, dir, path string) { create(t, path); readOnly(t, path) }},
+		{"directory", func(t *testing.T, dir, path string) { readOnly(t, dir) }},
+		{"directory with the file", func(t *testing.T, dir, path string) { create(t, path); readOnly(t, dir) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "hookd.db")
+			tc.setup(t, dir, path)
+			before := listing(t, dir)
+			s, err := sqlite.Open(t.Context(), path, nil)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded on a read-only database")
+			}
+			if !errors.Is(err, sqlite.ErrReadOnly) {
+				t.Fatalf("Open: %v, want an error wrapping sqlite.ErrReadOnly", err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, path) || !strings.Contains(msg, "permissions") {
+				t.Errorf("Open: %q does not name the file and say to check the permissions", msg)
+			}
+			if after := listing(t, dir); !slices.Equal(after, before) {
+				t.Errorf("Open wrote beside the database: %v, was %v", after, before)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// readOnly makes path, a file or a directory, read-only to this process until the test ends: by
+// its mode for a user, and for root (whom modes do not stop) by a read-only bind mount over it. It
+// skips the test where neither works.
+func readOnly(t *testing.T, path string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, fi.Mode().Perm()&^0o222); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(path, fi.Mode().Perm()) })
+		return
+	}
+	if err := syscall.Mount(path, path, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("bind-mount %s read-only (root ignores file modes; needs CAP_SYS_ADMIN): %v", path, err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(path, syscall.MNT_DETACH) })
+	if err := syscall.Mount("", path, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
+		t.Skipf("remount %s read-only: %v", path, err)
+	}
+}
+
+// listing returns the names in dir with their sizes and times.
+func listing(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s %d %s", e.Name(), fi.Size(), fi.ModTime()))
+	}
+	return out
+}
