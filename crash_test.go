@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/hookdtest"
+	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/sqlite"
 )
 
@@ -86,12 +87,15 @@ func TestKilledWithDeliveryInFlight(t *testing.T) {
 	child.Wait()
 
 	healthy.Store(true)
-	store, err := sqlite.Open(ctx, path, nil)
+	log := logcheck.New(t)
+	store, err := sqlite.Open(ctx, path, &sqlite.Config{Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	c, err := hookd.NewClient(store, testConfig())
+	cfg := testConfig()
+	cfg.Logger = log.Logger()
+	c, err := hookd.NewClient(store, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/hookdtest"
+	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/sqlite"
 )
 
@@ -26,6 +27,7 @@ type bundle struct {
 	recv   *hookdtest.Receiver
 	path   string
 	app    *hookd.Application
+	log    *logcheck.Log // the client's and the store's; checked for secrets when the test ends
 }
 
 // testConfig is a fast configuration: short timeout and schedule, 127.0.0.1 allowed.
@@ -44,17 +46,19 @@ func setup(t *testing.T, cfg *hookd.Config) *bundle {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	path := filepath.Join(t.TempDir(), "hookd.db")
-	store, err := sqlite.Open(ctx, path, nil)
+	log := logcheck.New(t) // first, so that it is checked once the client and the store stopped
+	store, err := sqlite.Open(ctx, path, &sqlite.Config{Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	recv := hookdtest.NewReceiver()
-	b := &bundle{ctx: ctx, store: store, recv: recv, path: path}
+	b := &bundle{ctx: ctx, store: store, recv: recv, path: path, log: log}
 	// Registered first, so it runs after the client's Stop.
 	t.Cleanup(func() {
 		recv.Close()
 		store.Close()
 	})
+	t.Cleanup(func() { knowSecrets(t, log, store) })
 	b.client = b.start(t, cfg)
 	app, err := b.client.CreateApplication(ctx, &hookd.ApplicationIn{Name: "Acme", UID: "acme"})
 	if err != nil {
@@ -64,11 +68,30 @@ func setup(t *testing.T, cfg *hookd.Config) *bundle {
 	return b
 }
 
-// start builds and starts a client on the bundle's store; it is stopped at cleanup.
+// knowSecrets makes the signing keys in store known to log, for its check at the end of t: call
+// it in a cleanup that runs before the store closes.
+func knowSecrets(t *testing.T, log *logcheck.Log, store hookd.Reader) {
+	t.Helper()
+	if err := log.SecretsOf(context.Background(), store); err != nil {
+		t.Logf("the logs are checked for the secrets known so far only: %v", err)
+	}
+}
+
+// start builds and starts a client on the bundle's store; it is stopped at cleanup. Without a
+// logger of its own, the client logs to the bundle's.
 func (b *bundle) start(t *testing.T, cfg *hookd.Config) *hookd.Client {
 	t.Helper()
 	if cfg == nil {
 		cfg = testConfig()
+	}
+	if b.log == nil {
+		b.log = logcheck.New(t)
+	}
+	b.log.Secret(cfg.MainKey, cfg.OperationalWebhookSecret)
+	if cfg.Logger == nil {
+		withLog := *cfg
+		withLog.Logger = b.log.Logger()
+		cfg = &withLog
 	}
 	c, err := hookd.NewClient(b.store, cfg)
 	if err != nil {
@@ -103,6 +126,7 @@ func (b *bundle) endpoint(t *testing.T, path string, h http.Handler, in *hookd.E
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.log.Secret(secret)
 	if err := b.recv.SetSecret(path, secret); err != nil {
 		t.Fatal(err)
 	}

@@ -206,6 +206,7 @@ func TestStopWithDeliveryInFlight(t *testing.T) {
 	})
 	cfg := testConfig()
 	cfg.Delivery.Timeout = 20 * time.Second
+	cfg.Logger = b.log.Logger()
 	first, err := hookd.NewClient(b.store, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -228,13 +229,15 @@ func TestStopWithDeliveryInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	store, err := sqlite.Open(b.ctx, b.path, nil)
+	store, err := sqlite.Open(b.ctx, b.path, &sqlite.Config{Logger: b.log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
 	release.Store(true)
-	second, err := hookd.NewClient(store, testConfig())
+	cfg = testConfig()
+	cfg.Logger = b.log.Logger()
+	second, err := hookd.NewClient(store, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/sqlite"
 )
 
@@ -28,6 +29,7 @@ func TestMainKeySealsSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.log.Secret(secret) // sealed in the store, where the check cannot read it
 	if err := b.recv.SetSecret("/sealed", secret); err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +55,7 @@ func TestMainKeySealsSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.log.Secret(rotated)
 	if got, _ := b.client.EndpointSecret(b.ctx, b.app.ID, ep.ID); got != rotated {
 		t.Fatalf("after rotation: %q, want %q", got, rotated)
 	}
@@ -73,12 +76,14 @@ func TestMainKeySealsSecrets(t *testing.T) {
 func TestMainKeyReadsOlderSecrets(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
+	log := logcheck.New(t)
+	log.Secret(mainKey)
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), &sqlite.Config{Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	plain, err := hookd.NewClient(store, nil)
+	plain, err := hookd.NewClient(store, &hookd.Config{Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +99,8 @@ func TestMainKeyReadsOlderSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := hookd.NewClient(store, &hookd.Config{MainKey: mainKey})
+	log.Secret(before)
+	sealed, err := hookd.NewClient(store, &hookd.Config{MainKey: mainKey, Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/bus"
+	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/postgres"
 	"github.com/hookd/hookd/sqlite"
 )
@@ -33,7 +34,8 @@ type backend struct {
 func backends(t *testing.T) []backend {
 	t.Helper()
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
+	log := logcheck.New(t) // the stores'
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), &sqlite.Config{Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +54,7 @@ func backends(t *testing.T) []backend {
 	}
 	schema := fmt.Sprintf("hookd_bus_%d", time.Now().UnixNano())
 	open := func(t *testing.T) *postgres.Store {
-		p, err := postgres.Open(ctx, u, &postgres.Config{Schema: schema})
+		p, err := postgres.Open(ctx, u, &postgres.Config{Schema: schema, Logger: log.Logger()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,8 +126,18 @@ func (c *calls) wait(t *testing.T, n int) {
 	}
 }
 
+// newBus returns a bus on out, stopped when t ends; without a logger in cfg, its logs are
+// checked for secrets then.
 func newBus(t *testing.T, out bus.Outbox, cfg *bus.Config) *bus.Bus {
 	t.Helper()
+	if cfg == nil || cfg.Logger == nil {
+		withLog := bus.Config{}
+		if cfg != nil {
+			withLog = *cfg
+		}
+		withLog.Logger = logcheck.New(t).Logger()
+		cfg = &withLog
+	}
 	b, err := bus.New(out, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/hookd/hookd/bus"
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/hookdtest"
+	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/signature"
 	"github.com/hookd/hookd/sqlite"
 )
@@ -29,7 +30,8 @@ type fanout struct {
 func newFanout(t *testing.T) *fanout {
 	t.Helper()
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
+	log := logcheck.New(t) // the store's and the client's
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), &sqlite.Config{Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +40,12 @@ func newFanout(t *testing.T) *fanout {
 		recv.Close()
 		s.Close()
 	})
-	c, err := hookd.NewClient(s, &hookd.Config{Delivery: &delivery.Config{
+	t.Cleanup(func() { // after the client's Stop, before the store closes
+		if err := log.SecretsOf(context.Background(), s); err != nil {
+			t.Logf("the logs are checked for the secrets known so far only: %v", err)
+		}
+	})
+	c, err := hookd.NewClient(s, &hookd.Config{Logger: log.Logger(), Delivery: &delivery.Config{
 		Timeout: time.Second, AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
 	if err != nil {
 		t.Fatal(err)

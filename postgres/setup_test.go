@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/postgres"
 )
 
@@ -83,7 +84,8 @@ func inSchema(t testing.TB, u, schema string) string {
 	return parsed.String()
 }
 
-// testLogger shows warnings and errors in the test's output.
+// testLogger shows warnings and errors in the test's output, and records every line, Debug
+// included, to be checked for secrets when the test ends (call it before what it logs for starts).
 func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return logcheck.New(t).LoggerTo(t.Output(), slog.LevelWarn)
 }

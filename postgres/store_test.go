@@ -57,6 +57,7 @@ func TestMigrateOnceConcurrently(t *testing.T) {
 	u := testURL(t)
 	schema := freshSchema(t, u)
 	logs := &countingHandler{counts: map[string]int{}}
+	logger := slog.New(slog.NewMultiHandler(logs, testLogger(t).Handler()))
 	const n = 6
 	stores := make([]*postgres.Store, n)
 	errs := make([]error, n)
@@ -65,7 +66,7 @@ func TestMigrateOnceConcurrently(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			stores[i], errs[i] = postgres.Open(t.Context(), u, &postgres.Config{Schema: schema, Logger: slog.New(logs)})
+			stores[i], errs[i] = postgres.Open(t.Context(), u, &postgres.Config{Schema: schema, Logger: logger})
 		})
 	}
 	close(start)
@@ -116,7 +117,7 @@ func TestMigrateOnceConcurrently(t *testing.T) {
 			t.Fatalf("store %d: %v", i, err)
 		}
 	}
-	if err := postgres.Migrate(ctx, u, &postgres.Config{Schema: schema, Logger: slog.New(logs)}); err != nil {
+	if err := postgres.Migrate(ctx, u, &postgres.Config{Schema: schema, Logger: logger}); err != nil {
 		t.Fatal(err)
 	}
 	if got := logs.count("hookd migration applied"); got != versions {
@@ -132,7 +133,7 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("Open with %+v: %v, want an error matching hookd.ErrInvalid", cfg, err)
 		}
 	}
-	_, err := postgres.Open(t.Context(), "postgres://user:sekrit@127.0.0.1:1/none?connect_timeout=1", nil)
+	_, err := postgres.Open(t.Context(), "postgres://user:sekrit@127.0.0.1:1/none?connect_timeout=1", &postgres.Config{Logger: testLogger(t)})
 	if err == nil {
 		t.Fatal("Open of a closed port succeeded")
 	}
@@ -377,7 +378,7 @@ func TestTimesInUTCToTheMicrosecond(t *testing.T) {
 	t.Parallel()
 	u := testURL(t)
 	parsedSchema := freshSchema(t, u)
-	s, err := postgres.Open(t.Context(), inSchema(t, u, parsedSchema)+"&timezone=Asia/Kolkata", &postgres.Config{Schema: parsedSchema})
+	s, err := postgres.Open(t.Context(), inSchema(t, u, parsedSchema)+"&timezone=Asia/Kolkata", &postgres.Config{Schema: parsedSchema, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

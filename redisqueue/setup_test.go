@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/queuetest"
 	"github.com/hookd/hookd/redisqueue"
 	"github.com/hookd/hookd/sqlite"
@@ -109,7 +110,7 @@ func deleteNamespace(t testing.TB, u, ns string) {
 // test ends (after the queues built on it).
 func openStore(t testing.TB) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hookd.db"), nil)
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hookd.db"), &sqlite.Config{Logger: testLogger(t)})
 	if err != nil {
 		t.Fatalf("sqlite.Open: %v", err)
 	}
@@ -144,9 +145,10 @@ func newQueue(t testing.TB, u string, store hookd.Store, qcfg *hookd.QueueConfig
 	return q
 }
 
-// testLogger shows warnings and errors in the test's output.
+// testLogger shows warnings and errors in the test's output, and records every line, Debug
+// included, to be checked for secrets when the test ends (call it before what it logs for starts).
 func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return logcheck.New(t).LoggerTo(t.Output(), slog.LevelWarn)
 }
 
 // start starts q with h; the test's cleanup closes it.

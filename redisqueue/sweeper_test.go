@@ -279,7 +279,8 @@ func TestEnqueueFailureAfterCommitIsLeftToSweeper(t *testing.T) {
 	var mu sync.Mutex
 	down, err := redisqueue.New("redis://127.0.0.1:1/0?dial_timeout=100ms", b.store, nil, &redisqueue.Config{
 		Namespace: b.q.Namespace(),
-		Logger:    slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger: slog.New(slog.NewMultiHandler(testLogger(t).Handler(),
+			slog.NewTextHandler(lockedWriter{&mu, &logged}, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)

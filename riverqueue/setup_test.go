@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/queuetest"
 	"github.com/hookd/hookd/riverqueue"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -75,9 +76,10 @@ func start(t testing.TB, q *riverqueue.Queue[*sql.Tx], h hookd.JobHandler) {
 	}
 }
 
-// testLogger shows warnings and errors in the test's output.
+// testLogger shows warnings and errors in the test's output, and records every line, Debug
+// included, to be checked for secrets when the test ends (call it before what it logs for starts).
 func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return logcheck.New(t).LoggerTo(t.Output(), slog.LevelWarn)
 }
 
 // sqlTx adapts an application's *sql.Tx to hookd.Tx for EnqueueTx, which uses only Raw. Any

@@ -19,7 +19,7 @@ func authSetup(t *testing.T) *bundle {
 	if err != nil || generated != "" {
 		t.Fatalf("NewTokenAuth: %q, %v", generated, err)
 	}
-	api, err := New(b.client, &Config{Auth: ta})
+	api, err := New(b.client, &Config{Auth: ta, Logger: b.log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/hookdtest"
+	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/sqlite"
 )
 
@@ -44,7 +45,8 @@ type bundle struct {
 	store  *sqlite.Store
 	srv    *httptest.Server
 	recv   *hookdtest.Receiver
-	svix   *svix.Svix // the official Go SDK v1.44.0, pointed at srv
+	svix   *svix.Svix    // the official Go SDK v1.44.0, pointed at srv
+	log    *logcheck.Log // the API's, the client's and the store's; checked for secrets at the end
 }
 
 // setup starts everything; auth nil means staticAuth with no app tokens.
@@ -52,18 +54,26 @@ func setup(t testing.TB, auth Authenticator) *bundle {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
+	log := logcheck.New(t) // first, so that it is checked once everything stopped
+	log.Secret(testToken)
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), &sqlite.Config{Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	recv := hookdtest.NewReceiver()
 	t.Cleanup(func() { recv.Close(); store.Close() })
+	t.Cleanup(func() { // after the client's Stop, before the store closes
+		if err := log.SecretsOf(context.Background(), store); err != nil {
+			t.Logf("the logs are checked for the secrets known so far only: %v", err)
+		}
+	})
 	client, err := hookd.NewClient(store, &hookd.Config{
 		Delivery: &delivery.Config{
 			Timeout:      2 * time.Second,
 			AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		},
 		RetrySchedule: []time.Duration{50 * time.Millisecond, 100 * time.Millisecond},
+		Logger:        log.Logger(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +89,12 @@ func setup(t testing.TB, auth Authenticator) *bundle {
 	if auth == nil {
 		auth = staticAuth{}
 	}
-	api, err := New(client, &Config{Auth: auth})
+	if a, ok := auth.(staticAuth); ok {
+		for token := range a.apps {
+			log.Secret(token)
+		}
+	}
+	api, err := New(client, &Config{Auth: auth, Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +104,7 @@ func setup(t testing.TB, auth Authenticator) *bundle {
 	return &bundle{
 		ctx: ctx, client: client, store: store, srv: srv, recv: recv,
 		svix: svix.New(testToken, &svix.SvixOptions{ServerUrl: u, HTTPClient: &http.Client{Timeout: 10 * time.Second}}),
+		log:  log,
 	}
 }
 

@@ -29,7 +29,7 @@ func newRouteFuzz(tb testing.TB) *routeFuzz {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	api, err := New(b.client, &Config{Auth: auth})
+	api, err := New(b.client, &Config{Auth: auth, Logger: b.log.Logger()})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookd/hookd"
 )
@@ -20,5 +23,44 @@ func TestUnavailableIs503(t *testing.T) {
 	}
 	if w.Code != http.StatusServiceUnavailable || body["code"] != "service_unavailable" || w.Header().Get("Retry-After") == "" {
 		t.Fatalf("%d %v %v", w.Code, w.Header(), body)
+	}
+}
+
+// unreadableIdempotency is a store whose idempotent responses cannot be read: the database
+// is unavailable.
+type unreadableIdempotency struct{ hookd.Store }
+
+func (unreadableIdempotency) GetIdempotentResponse(context.Context, string, time.Time) (*hookd.IdempotentResponse, error) {
+	return nil, fmt.Errorf("get idempotent response: %w: disk I/O error (266)", hookd.ErrUnavailable)
+}
+
+// A POST with an Idempotency-Key whose stored response cannot be read answers 503, not 500, and
+// sends nothing.
+func TestIdempotencyUnavailableIs503(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	client, err := hookd.NewClient(unreadableIdempotency{b.store}, &hookd.Config{Logger: b.log.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := New(client, &Config{Auth: staticAuth{}, Logger: b.log.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/app", strings.NewReader(`{"name":"Acme"}`))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "k1")
+	w := httptest.NewRecorder()
+	api.ServeHTTP(w, req)
+	var body map[string]string
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+		t.Fatalf("%d %q: %v", w.Code, w.Body, err)
+	}
+	if w.Code != http.StatusServiceUnavailable || body["code"] != "service_unavailable" || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("%d %v %v", w.Code, w.Header(), body)
+	}
+	if n := idemCountApps(t, b); n != 0 {
+		t.Fatalf("%d applications created, want 0", n)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/queuetest"
 	"github.com/hookd/hookd/riverqueue"
 	"github.com/hookd/hookd/sqlite"
@@ -136,7 +137,7 @@ func TestQueueRestartRunsUnfinishedJobs(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hookd.db")
 	ctx := t.Context()
-	s, err := sqlite.Open(ctx, path, nil)
+	s, err := sqlite.Open(ctx, path, &sqlite.Config{Logger: logcheck.New(t).Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func TestQueueConformance(t *testing.T) {
 	queuetest.Run(t, queuetest.Harness{
 		New: func(t testing.TB, cfg *hookd.QueueConfig) (hookd.Queue, func(context.Context, func(hookd.Tx) error) error) {
 			t.Helper()
-			s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hookd.db"), nil)
+			s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hookd.db"), &sqlite.Config{Logger: logcheck.New(t).Logger()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/sqlite"
 	"github.com/hookd/hookd/storetest"
 )
 
+// open opens the store at path, closed when t ends; its logs are checked for secrets then.
 func open(t testing.TB, path string) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.Open(context.Background(), path, nil)
+	s, err := sqlite.Open(context.Background(), path, &sqlite.Config{Logger: logcheck.New(t).Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/delivery"
+	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/server"
 	"github.com/hookd/hookd/sqlite"
 	"github.com/hookd/hookd/ui"
@@ -36,12 +37,19 @@ type site struct {
 func newSite(t *testing.T, start bool) *site {
 	t.Helper()
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
+	log := logcheck.New(t) // first, so that it is checked once everything stopped
+	log.Secret(adminToken)
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), &sqlite.Config{Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	c, err := hookd.NewClient(store, &hookd.Config{Delivery: &delivery.Config{Timeout: 2 * time.Second,
+	t.Cleanup(func() { // after the client's Stop, before the store closes
+		if err := log.SecretsOf(context.Background(), store); err != nil {
+			t.Logf("the logs are checked for the secrets known so far only: %v", err)
+		}
+	})
+	c, err := hookd.NewClient(store, &hookd.Config{Logger: log.Logger(), Delivery: &delivery.Config{Timeout: 2 * time.Second,
 		AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, RetrySchedule: []time.Duration{time.Hour}})
 	if err != nil {
 		t.Fatal(err)
@@ -62,11 +70,11 @@ func newSite(t *testing.T, start bool) *site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := server.New(c, &server.Config{Auth: auth})
+	api, err := server.New(c, &server.Config{Auth: auth, Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages, err := ui.New(c, auth, nil)
+	pages, err := ui.New(c, auth, &ui.Config{Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

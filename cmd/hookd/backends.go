@@ -42,23 +42,32 @@ func openDB(ctx context.Context, d dbTarget, logger *slog.Logger) (hookd.Store, 
 	return sqlite.Open(ctx, d.sqlitePath, &sqlite.Config{Logger: logger})
 }
 
-// openQueue returns the Redis queue of queueURL in front of store, or nil for the store's own.
-// namespace "" derives one from the database, so that installations on different databases
-// never share tasks on one Redis. It does not contact Redis: the client's Start does. Close it
-// after the client stops.
-func openQueue(queueURL, namespace string, d dbTarget, store hookd.Store, workers map[hookd.Lane]int, jobTimeout time.Duration, logger *slog.Logger) (*redisqueue.Queue, error) {
-	if queueURL == "" {
+// openQueue returns the Redis queue of cfg.queueURL in front of store, or nil for the store's
+// own. An empty cfg.queueNamespace derives one from the database, so that installations on
+// different databases never share tasks on one Redis. The sweeper runs every half of
+// cfg.sweepAfter, at most every 30 s. It does not contact Redis: the client's Start does. Close
+// it after the client stops.
+func openQueue(cfg *serveConfig, store hookd.Store, jobTimeout time.Duration, logger *slog.Logger) (*redisqueue.Queue, error) {
+	if cfg.queueURL == "" {
 		return nil, nil
 	}
+	namespace := cfg.queueNamespace
 	if namespace == "" {
-		namespace = defaultNamespace(d)
+		namespace = defaultNamespace(cfg.db)
 	}
-	q, err := redisqueue.New(queueURL, store, &hookd.QueueConfig{Workers: workers, JobTimeout: jobTimeout},
-		&redisqueue.Config{Logger: logger, Namespace: namespace})
+	q, err := redisqueue.New(cfg.queueURL, store, &hookd.QueueConfig{Workers: cfg.workers, JobTimeout: jobTimeout},
+		&redisqueue.Config{Logger: logger, Namespace: namespace, SweepAfter: cfg.sweepAfter, SweepInterval: sweepInterval(cfg.sweepAfter)})
 	if err != nil {
 		return nil, err
 	}
 	return q, nil
+}
+
+// sweepInterval is how often the sweeper runs for a --sweep-after of after: every half of it, at
+// most every redisqueue.DefaultSweepInterval (30 s, the interval for the default of 1 min). A
+// stranded delivery is enqueued again between after and 1.5 times after past due.
+func sweepInterval(after time.Duration) time.Duration {
+	return min(after/2, redisqueue.DefaultSweepInterval)
 }
 
 // defaultNamespace names an installation by its database: "hookd-" and 12 hex digits of a
@@ -132,6 +141,15 @@ func parseQueue(c *serveConfig, v string) error {
 		return errors.New("use redis://[USER:PASSWORD@]HOST:PORT[/DB], rediss:// for TLS or unix:///PATH, or leave it unset for the database's own queue")
 	}
 	c.queueURL = v
+	return nil
+}
+
+func parseSweepAfter(c *serveConfig, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second {
+		return errors.New("use a duration of at least 1s, e.g. 1m or 30s")
+	}
+	c.sweepAfter = d
 	return nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hookd/hookd/internal/procmem"
 )
 
 // This file holds what B1 reports beside its speed: the CPU time and the peak memory of this
@@ -62,7 +64,7 @@ type runBackendLister interface {
 func sampleUsage(ctx context.Context, t benchTarget, resetPeak bool) usageSample {
 	var s usageSample
 	if resetPeak {
-		s.peakReset = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+		s.peakReset = procmem.ResetPeak() == nil
 	}
 	s.selfCPU, s.selfMaxRSS, s.self = selfUsage()
 	s.asked = t.servers()
@@ -109,8 +111,8 @@ func readServers(names []string) map[string]serverSample {
 		sum.processes++
 		sum.byPID[pid] = time.Duration(own) * time.Second / procClockTicks
 		sum.cpu += time.Duration(own+children) * time.Second / procClockTicks
-		if status, err := os.ReadFile(filepath.Join(dir, "status")); err == nil {
-			sum.maxHWMKiB = max(sum.maxHWMKiB, parseVmHWM(status))
+		if kib, err := procmem.PeakKiB(pid); err == nil {
+			sum.maxHWMKiB = max(sum.maxHWMKiB, kib)
 		}
 		out[name] = sum
 	}
@@ -140,23 +142,6 @@ func parseProcStat(stat []byte) (name string, own, children int64, ok bool) {
 		ticks[i] = n
 	}
 	return string(stat[open+1 : end]), ticks[0] + ticks[1], ticks[2] + ticks[3], true
-}
-
-// parseVmHWM returns the VmHWM line of a /proc/<pid>/status in KiB; 0 without one (a kernel
-// thread).
-func parseVmHWM(status []byte) int64 {
-	for line := range strings.Lines(string(status)) {
-		v, ok := strings.CutPrefix(line, "VmHWM:")
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		if err != nil {
-			return 0
-		}
-		return n
-	}
-	return 0
 }
 
 // b1Resources is what B1 cost, from just before its first send until the store settled,

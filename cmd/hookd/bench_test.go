@@ -424,10 +424,4 @@ func TestParseProcStat(t *testing.T) {
 			t.Errorf("parseProcStat(%q) = %q, %d, %d, %v; want %q, %d, %d, %v", tc.stat, name, own, children, ok, tc.name, tc.own, tc.children, tc.ok)
 		}
 	}
-	if got := parseVmHWM([]byte("Name:\tpostgres\nVmPeak:\t  223464 kB\nVmHWM:\t   32768 kB\nVmRSS:\t 1 kB\n")); got != 32768 {
-		t.Errorf("parseVmHWM = %d, want 32768", got)
-	}
-	if got := parseVmHWM([]byte("Name:\tkthreadd\n")); got != 0 {
-		t.Errorf("parseVmHWM of a kernel thread = %d, want 0", got)
-	}
 }

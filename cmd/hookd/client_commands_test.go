@@ -16,6 +16,7 @@ import (
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/hookdtest"
+	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/server"
 	"github.com/hookd/hookd/sqlite"
 )
@@ -34,13 +35,21 @@ func setupAPI(t *testing.T) *apiBundle {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
+	log := logcheck.New(t) // first, so that it is checked once everything stopped
+	log.Secret(testAPIToken)
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), &sqlite.Config{Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	recv := hookdtest.NewReceiver()
 	t.Cleanup(func() { recv.Close(); store.Close() })
+	t.Cleanup(func() { // after the client's Stop, before the store closes
+		if err := log.SecretsOf(context.Background(), store); err != nil {
+			t.Logf("the logs are checked for the secrets known so far only: %v", err)
+		}
+	})
 	client, err := hookd.NewClient(store, &hookd.Config{
+		Logger: log.Logger(),
 		Delivery: &delivery.Config{
 			Timeout:      2 * time.Second,
 			AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
@@ -62,7 +71,7 @@ func setupAPI(t *testing.T) *apiBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := server.New(client, &server.Config{Auth: auth})
+	api, err := server.New(client, &server.Config{Auth: auth, Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,19 +23,33 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// fleetReceiver counts requests by message and endpoint path; it answers 204 to every one.
+// fleetReceiver counts requests by message and endpoint path; it answers 204 to every one, but
+// for those its refuse function turns down (see newFlakyReceiver).
 type fleetReceiver struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
-	seen     map[string]int // "path msg_id" -> requests
-	requests atomic.Int64
+	seen     map[string]int // "path msg_id" -> requests answered 204
+	refused  map[string]int // "path msg_id" -> requests answered 503
+	requests atomic.Int64   // every request, refused ones included
 }
 
-func newFleetReceiver() *fleetReceiver {
-	r := &fleetReceiver{seen: map[string]int{}}
+func newFleetReceiver() *fleetReceiver { return newFlakyReceiver(nil) }
+
+// newFlakyReceiver is newFleetReceiver whose receiver answers 503 to a request when refuse (nil:
+// never) returns true for its path and the number of requests for its path and message refused
+// so far. A refused request is not in seen.
+func newFlakyReceiver(refuse func(path string, refused int) bool) *fleetReceiver {
+	r := &fleetReceiver{seen: map[string]int{}, refused: map[string]int{}}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		key := req.URL.Path + " " + req.Header.Get("webhook-id")
 		r.mu.Lock()
+		if refuse != nil && refuse(req.URL.Path, r.refused[key]) {
+			r.refused[key]++
+			r.mu.Unlock()
+			r.requests.Add(1)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 		r.seen[key]++
 		r.mu.Unlock()
 		r.requests.Add(1)
@@ -116,11 +130,13 @@ func buildHookd(t testing.TB) string {
 	return bin
 }
 
-// startProcess starts bin serve with args and waits until it listens.
+// startProcess starts bin serve with args and waits until it listens. When the test ends, it
+// kills it and checks its stderr for secrets (checkServeLogs).
 func startProcess(t testing.TB, bin string, args ...string) *fleetProcess {
 	t.Helper()
 	p := &fleetProcess{cmd: exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...), ended: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), "HOOKD_LOG_LEVEL=warn")
+	secrets := serveSecrets(args)
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +148,7 @@ func startProcess(t testing.TB, bin string, args ...string) *fleetProcess {
 		_ = p.cmd.Process.Kill()
 		<-p.ended
 		_ = p.cmd.Wait()
+		checkServeLogs(t, "hookd serve's stderr", p.log(), secrets)
 	})
 	listening := make(chan string, 1)
 	go func() {

@@ -76,7 +76,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	}()
 
 	jobTimeout := cfg.timeout + jobTimeoutExtra
-	rq, err := openQueue(cfg.queueURL, cfg.queueNamespace, cfg.db, store, cfg.workers, jobTimeout, logger)
+	rq, err := openQueue(cfg, store, jobTimeout, logger)
 	if err != nil {
 		return fail(`check --queue (run "hookd serve --help")`, "serve: the queue: %v", err)
 	}

@@ -20,7 +20,8 @@ import (
 )
 
 const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH|postgres://...] [--queue redis://...]
-             [--role all|api|worker] [--token TOKEN] [--allow-subnets CIDRS]
+             [--queue-namespace NAME] [--sweep-after D] [--role all|api|worker]
+             [--token TOKEN] [--allow-subnets CIDRS]
              [--retry-schedule WAITS] [--timeout D] [--workers N] [--max-payload SIZE]
              [--main-key KEY]
              [--log-format text|json] [--log-level LEVEL]
@@ -44,6 +45,12 @@ Several processes share one PostgreSQL database: each attempt is made by one of 
 --role api runs only the HTTP API, --role worker only the workers (with /metrics and
 /api/v1/health). SQLite is one process's file.
 
+With --queue, the jobs wait in Redis and the deliveries stay in the database. A
+pending delivery whose job Redis lost (a Redis restarted empty, a crash between a
+commit and its enqueue) is enqueued again by the sweeper once it is --sweep-after
+past due. The sweeper runs at start and then every half of --sweep-after, at most
+every 30 s.
+
 On SIGTERM or SIGINT: stops taking requests (waiting up to 10 s for those in
 flight), waits for the attempts in flight (up to --timeout + 5 s; an unfinished one
 is made again on the next start), closes the database and exits 0.`
@@ -54,6 +61,7 @@ type serveConfig struct {
 	db             dbTarget
 	queueURL       string // redis:// or rediss://; empty: the database's own queue
 	queueNamespace string // empty: derived from the database
+	sweepAfter     time.Duration
 	role           string
 	token          string // empty: keep the stored admin token, or generate one
 	allowSubnets   []netip.Prefix
@@ -94,6 +102,9 @@ func serveSettings() []*setting {
 		{name: "queue-namespace", envs: []string{"HOOKD_QUEUE_NAMESPACE"},
 			usage: "the `NAME` that keeps this installation's tasks apart on a shared Redis (default: derived from --db)",
 			parse: parseNamespace},
+		{name: "sweep-after", envs: []string{"HOOKD_SWEEP_AFTER"}, def: "1m",
+			usage: "with --queue, how long past due (`DURATION`, at least 1s) a pending delivery must be before the sweeper enqueues its job again; the sweeper runs every half of it, at most every 30s",
+			parse: parseSweepAfter},
 		{name: "role", envs: []string{"HOOKD_ROLE"}, def: "all",
 			usage: "what this process runs (`ROLE`): all, api (the HTTP API, no workers) or worker (the workers, with /metrics and health only)",
 			parse: parseRole},

@@ -58,11 +58,13 @@ type served struct {
 	code   int           // Run's exit code, once done
 }
 
-// startServe runs "hookd serve args..." in a goroutine and waits until it listens.
+// startServe runs "hookd serve args..." in a goroutine and waits until it listens. When the test
+// ends, it stops it and checks its stderr for secrets (checkServeLogs).
 func startServe(t *testing.T, args ...string) *served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &served{stderr: &syncBuffer{}, cancel: cancel, done: make(chan struct{})}
+	secrets := serveSecrets(args)
 	go func() {
 		defer close(s.done)
 		s.code = Run(ctx, append([]string{"serve"}, args...), strings.NewReader(""), io.Discard, s.stderr)
@@ -74,6 +76,7 @@ func startServe(t *testing.T, args ...string) *served {
 		case <-time.After(30 * time.Second):
 			t.Error("serve did not return 30 s after its context ended")
 		}
+		checkServeLogs(t, "hookd serve's stderr", s.stderr.String(), secrets)
 	})
 	deadline := time.After(30 * time.Second)
 	for {
@@ -278,6 +281,9 @@ func TestServeBadValues(t *testing.T) {
 		{[]string{"--db", "mysql://hookd:hunter2@x"}, `--db "mysql://hookd:xxxxx@x": use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`},
 		{[]string{"--queue", "http://cache:6379"}, `--queue "http://cache:6379": use redis://`},
 		{[]string{"--queue-namespace", "a b"}, `--queue-namespace "a b": use at most 64 letters`},
+		{[]string{"--sweep-after", "soon"}, `--sweep-after "soon": use a duration of at least 1s, e.g. 1m or 30s`},
+		{[]string{"--sweep-after", "500ms"}, `--sweep-after "500ms": use a duration of at least 1s`},
+		{[]string{"--sweep-after", "-1m"}, `--sweep-after "-1m"`},
 		{[]string{"--role", "boss"}, `--role "boss": use all (the API and the workers), api (the API only) or worker (the workers only)`},
 		{[]string{"--db", "sqlite:"}, `--db "sqlite:": the path is empty`},
 		{[]string{"--workers", "0"}, `--workers "0": use a whole number from 1 to 10000`},
@@ -333,6 +339,7 @@ func TestServeConfig(t *testing.T) {
 		listen: "127.0.0.1:8071", db: dbTarget{sqlitePath: "hookd.db"}, role: "all", timeout: 15 * time.Second, maxPayload: 1 << 20,
 		retrySchedule: hookd.DefaultRetrySchedule,
 		workers:       map[hookd.Lane]int{hookd.LaneFirst: n, hookd.LaneRetry: n / 2, hookd.LaneManual: n / 10},
+		sweepAfter:    time.Minute,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -342,24 +349,26 @@ func TestServeConfig(t *testing.T) {
 		"HOOKD_LISTEN": "0.0.0.0:9000", "HOOKD_DB": "sqlite:///var/lib/hookd/h.db", "DATABASE_URL": "postgres://x",
 		"HOOKD_TOKEN": "from-env", "HOOKD_ALLOW_SUBNETS": "10.0.0.0/8, 192.168.1.7/16", "HOOKD_RETRY_SCHEDULE": "none",
 		"HOOKD_TIMEOUT": "3s", "HOOKD_WORKERS": "1", "HOOKD_MAX_PAYLOAD": "512KiB", "HOOKD_LOG_FORMAT": "json",
-		"HOOKD_LOG_LEVEL": "warn",
+		"HOOKD_LOG_LEVEL": "warn", "HOOKD_SWEEP_AFTER": "2s",
 	}
 	c = parse(t, env)
 	want = &serveConfig{
 		listen: "0.0.0.0:9000", db: dbTarget{sqlitePath: "/var/lib/hookd/h.db"}, role: "all", token: "from-env",
 		allowSubnets:  []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.0.0/16")},
 		retrySchedule: []time.Duration{}, timeout: 3 * time.Second, maxPayload: 512 << 10, logJSON: true, logLevel: slog.LevelWarn,
-		workers: map[hookd.Lane]int{hookd.LaneFirst: 1, hookd.LaneRetry: 1, hookd.LaneManual: 1},
+		workers:    map[hookd.Lane]int{hookd.LaneFirst: 1, hookd.LaneRetry: 1, hookd.LaneManual: 1},
+		sweepAfter: 2 * time.Second,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("from the environment:\n got %+v\nwant %+v", c, want)
 	}
 
 	c = parse(t, env, "--listen", "127.0.0.1:0", "--db", "other.db", "--token", "from-flag", "--workers", "40",
-		"--retry-schedule", "1s, 2m", "--max-payload", "2MB", "--log-level", "debug", "--allow-subnets", "")
+		"--retry-schedule", "1s, 2m", "--max-payload", "2MB", "--log-level", "debug", "--allow-subnets", "", "--sweep-after", "90s")
 	if c.listen != "127.0.0.1:0" || c.db.sqlitePath != "other.db" || c.token != "from-flag" || c.allowSubnets != nil ||
 		fmt.Sprint(c.workers) != fmt.Sprint(map[hookd.Lane]int{hookd.LaneFirst: 40, hookd.LaneRetry: 20, hookd.LaneManual: 4}) ||
-		fmt.Sprint(c.retrySchedule) != "[1s 2m0s]" || c.maxPayload != 2000000 || c.logLevel != slog.LevelDebug || c.timeout != 3*time.Second {
+		fmt.Sprint(c.retrySchedule) != "[1s 2m0s]" || c.maxPayload != 2000000 || c.logLevel != slog.LevelDebug || c.timeout != 3*time.Second ||
+		c.sweepAfter != 90*time.Second {
 		t.Errorf("flags over the environment: %+v", c)
 	}
 
@@ -373,6 +382,28 @@ func TestServeConfig(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), `HOOKD_TIMEOUT (for --timeout) "soon": use a duration above zero`) {
 		t.Errorf("bad HOOKD_TIMEOUT: %v", err)
+	}
+	_, err = parseServeConfig(quietEnv(), nil, func(k string) (string, bool) {
+		return map[string]string{"HOOKD_SWEEP_AFTER": "0s"}[k], k == "HOOKD_SWEEP_AFTER"
+	})
+	if err == nil || !strings.Contains(err.Error(), `HOOKD_SWEEP_AFTER (for --sweep-after) "0s": use a duration of at least 1s`) {
+		t.Errorf("bad HOOKD_SWEEP_AFTER: %v", err)
+	}
+}
+
+// TestServeSweepInterval pins how often the sweeper runs for a --sweep-after: every half of it, at
+// most every 30 s.
+func TestServeSweepInterval(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ after, want time.Duration }{
+		{time.Second, 500 * time.Millisecond},
+		{2 * time.Second, time.Second},
+		{time.Minute, 30 * time.Second}, // the default: redisqueue's own interval
+		{10 * time.Minute, 30 * time.Second},
+	} {
+		if got := sweepInterval(tc.after); got != tc.want {
+			t.Errorf("sweepInterval(%s) = %s, want %s", tc.after, got, tc.want)
+		}
 	}
 }
 
