@@ -9,30 +9,56 @@ import (
 )
 
 // BenchmarkFleetWorkers measures deliveries/s through one API process and 1 or 2 worker
-// processes on one PostgreSQL database: 1,000 messages sent over the API by 8 producers, each
-// to 10 endpoints of a receiver in this process, until all 10,000 have arrived. Run it with
+// processes on one PostgreSQL database: messages sent over the API by 8 producers, each to 10
+// endpoints of a receiver in this process, until all have arrived. Two receivers:
+//
+//   - receiver=fast answers at once: 1,000 messages, 10,000 deliveries, with the default
+//     workers. On one machine this measures its CPU: every process shares its cores.
+//   - receiver=100ms answers after 100 ms, as a slow customer's server does: 200 messages, 2,000
+//     deliveries, with --workers 10 (10 first attempts in flight a process). This measures what
+//     a second worker process adds where the workers' slots, not the CPU, are the limit.
+//
+// Run it with
 //
 //	HOOKD_TEST_POSTGRES_URL=postgres://... go test -run x -bench FleetWorkers -benchtime 1x ./cmd/hookd/
 func BenchmarkFleetWorkers(b *testing.B) {
 	bin := buildHookd(b)
-	for _, workers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("processes=%d", workers), func(b *testing.B) {
-			var total time.Duration
-			for range b.N {
-				total += fleetRun(b, bin, workers)
-			}
-			b.ReportMetric(float64(10000*b.N)/total.Seconds(), "deliveries/s")
-		})
+	for _, r := range []struct {
+		name     string
+		delay    time.Duration
+		messages int
+		args     []string
+	}{
+		{"fast", 0, 1000, nil},
+		{"100ms", 100 * time.Millisecond, 200, []string{"--workers", "10"}},
+	} {
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("receiver=%s/processes=%d", r.name, workers), func(b *testing.B) {
+				var total time.Duration
+				for range b.N {
+					total += fleetRun(b, bin, workers, r.messages, r.delay, r.args)
+				}
+				b.ReportMetric(float64(10*r.messages*b.N)/total.Seconds(), "deliveries/s")
+			})
+		}
 	}
 }
 
-// fleetRun sends 10,000 deliveries through a fresh fleet and returns the time until the last
-// arrived.
-func fleetRun(b *testing.B, bin string, workers int) time.Duration {
+// fleetRun sends messages, each to 10 endpoints, through a fresh fleet of workers worker
+// processes (started with workerArgs) whose receiver answers after delay, and returns the time
+// until the last delivery arrived.
+func fleetRun(b *testing.B, bin string, workers, messages int, delay time.Duration, workerArgs []string) time.Duration {
 	b.StopTimer()
 	dbURL := freshDatabase(b)
 	recv := newFleetReceiver()
 	defer recv.srv.Close()
+	if delay > 0 {
+		answer := recv.srv.Config.Handler // no request has come yet
+		recv.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(delay)
+			answer.ServeHTTP(w, r)
+		})
+	}
 	common := []string{"--db", dbURL, "--token", testAdminToken, "--allow-subnets", "127.0.0.0/8"}
 	api := startProcess(b, bin, append([]string{"--role", "api"}, common...)...)
 	mustCall(b, http.StatusCreated, http.MethodPost, api.url+"/api/v1/app", testAdminToken, `{"name":"fleet","uid":"fleet"}`)
@@ -41,14 +67,14 @@ func fleetRun(b *testing.B, bin string, workers int) time.Duration {
 			fmt.Sprintf(`{"url":"%s/ep%d"}`, recv.srv.URL, i))
 	}
 	for range workers {
-		startProcess(b, bin, append([]string{"--role", "worker"}, common...)...)
+		startProcess(b, bin, append(append([]string{"--role", "worker"}, common...), workerArgs...)...)
 	}
 	b.StartTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for p := range 8 {
 		wg.Go(func() {
-			for i := p; i < 1000; i += 8 {
+			for i := p; i < messages; i += 8 {
 				mustCall(b, http.StatusAccepted, http.MethodPost, api.url+"/api/v1/app/fleet/msg", testAdminToken,
 					fmt.Sprintf(`{"eventType":"fleet.bench","payload":{"seq":%d}}`, i))
 			}
@@ -56,11 +82,11 @@ func fleetRun(b *testing.B, bin string, workers int) time.Duration {
 	}
 	wg.Wait()
 	for {
-		if pairs, _ := recv.distinct(); pairs == 10000 {
+		if pairs, _ := recv.distinct(); pairs == 10*messages {
 			break
 		}
 		if time.Since(start) > 5*time.Minute {
-			b.Fatal("10,000 deliveries did not arrive within 5 min")
+			b.Fatalf("%d deliveries did not arrive within 5 min", 10*messages)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
