@@ -3,7 +3,6 @@ package hookd_test
 import (
 	"errors"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,25 +72,7 @@ func TestHostileReceivers(t *testing.T) {
 		peakRSSKiB, rssErr = procmem.PeakKiB(0)
 	}
 
-	got := map[string]int{}
-	for _, a := range atts {
-		r := receivers[a.EndpointID]
-		got[a.EndpointID]++
-		switch {
-		case a.Success:
-			t.Errorf("%s: the attempt succeeded", r.Name)
-		case a.Error == "" || !strings.Contains(a.Error, r.WantError):
-			t.Errorf("%s: error %q, want a readable one with %q", r.Name, a.Error, r.WantError)
-		case strings.Contains(a.Error, "\n") || len(a.Error) > 500:
-			t.Errorf("%s: error not one short line: %q", r.Name, a.Error)
-		}
-		t.Logf("%-36s %s", r.Name+":", a.Error)
-	}
-	for id, r := range receivers {
-		if got[id] != 1 {
-			t.Errorf("%s: %d attempts recorded, want 1", r.Name, got[id])
-		}
-	}
+	hostile.CheckAttempts(t, receivers, atts)
 	const bound = 256 << 20
 	t.Logf("peak heap in use while the receivers answered: %d MiB", peakHeap.Load()>>20)
 	if peakHeap.Load() > bound {

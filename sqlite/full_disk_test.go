@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/netip"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/hookdtest"
+	"github.com/hookd/hookd/internal/fsfault"
 	"github.com/hookd/hookd/sqlite"
 )
 
@@ -179,41 +179,12 @@ func outage(t *testing.T, path string, breakIt, fixIt func(s *sqlite.Store) erro
 		}
 	}
 
-	var integrity string
-	if err := store.DB().QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
-		t.Fatalf("integrity_check: %q, %v", integrity, err)
-	}
 	// The file holds the accepted messages and no other: a refused send left nothing behind.
-	rows, err := store.DB().QueryContext(ctx, `SELECT m.event_id FROM hookd_messages m
-		WHERE EXISTS (SELECT 1 FROM hookd_deliveries d WHERE d.message_id = m.id)`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var stored []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		stored = append(stored, id)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	var want []string
+	ids := make([]string, 0, len(accepted))
 	for id := range accepted {
-		want = append(want, id)
+		ids = append(ids, id)
 	}
-	var total int
-	if err := store.DB().QueryRowContext(ctx, `SELECT count(*) FROM hookd_messages`).Scan(&total); err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(stored)
-	slices.Sort(want)
-	if !slices.Equal(stored, want) || total != len(want) {
-		t.Fatalf("the file holds %d messages, %d of them with a delivery: %v; want the %d accepted: %v", total, len(stored), stored, len(want), want)
-	}
+	fsfault.CheckHolds(t, store.DB(), ids)
 }
 
 // logBuffer is a log that tests read while the store writes it.

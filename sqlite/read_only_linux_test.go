@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/hookd/hookd/internal/fsfault"
 	"github.com/hookd/hookd/sqlite"
 )
 
@@ -35,9 +35,9 @@ func TestOpenReadOnly(t *testing.T) {
 		name  string
 		setup func(t *testing.T, dir, path string)
 	}{
-		{"file", func(t *testing.T, dir, path string) { create(t, path); readOnly(t, path) }},
-		{"directory", func(t *testing.T, dir, path string) { readOnly(t, dir) }},
-		{"directory with the file", func(t *testing.T, dir, path string) { create(t, path); readOnly(t, dir) }},
+		{"file", func(t *testing.T, dir, path string) { create(t, path); fsfault.ReadOnly(t, path) }},
+		{"directory", func(t *testing.T, dir, path string) { fsfault.ReadOnly(t, dir) }},
+		{"directory with the file", func(t *testing.T, dir, path string) { create(t, path); fsfault.ReadOnly(t, dir) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -61,31 +61,6 @@ func TestOpenReadOnly(t *testing.T) {
 			}
 			t.Log(err)
 		})
-	}
-}
-
-// readOnly makes path, a file or a directory, read-only to this process until the test ends: by
-// its mode for a user, and for root (whom modes do not stop) by a read-only bind mount over it. It
-// skips the test where neither works.
-func readOnly(t *testing.T, path string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		fi, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(path, fi.Mode().Perm()&^0o222); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = os.Chmod(path, fi.Mode().Perm()) })
-		return
-	}
-	if err := syscall.Mount(path, path, "", syscall.MS_BIND, ""); err != nil {
-		t.Skipf("bind-mount %s read-only (root ignores file modes; needs CAP_SYS_ADMIN): %v", path, err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(path, syscall.MNT_DETACH) })
-	if err := syscall.Mount("", path, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
-		t.Skipf("remount %s read-only: %v", path, err)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -81,25 +80,7 @@ func TestServeHostileReceivers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]int{}
-	for _, a := range page.Data {
-		r := receivers[a.EndpointID]
-		got[a.EndpointID]++
-		switch {
-		case a.Success:
-			t.Errorf("%s: the attempt succeeded", r.Name)
-		case a.Error == "" || !strings.Contains(a.Error, r.WantError):
-			t.Errorf("%s: error %q, want a readable one with %q", r.Name, a.Error, r.WantError)
-		case strings.Contains(a.Error, "\n") || len(a.Error) > 500:
-			t.Errorf("%s: error not one short line: %q", r.Name, a.Error)
-		}
-		t.Logf("%-36s %s", r.Name+":", a.Error)
-	}
-	for id, r := range receivers {
-		if got[id] != 1 {
-			t.Errorf("%s: %d attempts recorded, want 1", r.Name, got[id])
-		}
-	}
+	hostile.CheckAttempts(t, receivers, page.Data)
 	const boundKiB = 256 << 10
 	switch {
 	case errors.Is(rssErr, errors.ErrUnsupported):

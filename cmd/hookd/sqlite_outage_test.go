@@ -5,19 +5,17 @@ package main
 import (
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hookd/hookd/internal/fsfault"
 	"github.com/hookd/hookd/sqlite"
 )
 
@@ -40,9 +38,9 @@ func TestServeSQLiteReadOnly(t *testing.T) {
 		name  string
 		setup func(t *testing.T, dir, path string)
 	}{
-		{"file", func(t *testing.T, dir, path string) { create(t, path); readOnlyPath(t, path) }},
-		{"directory", func(t *testing.T, dir, path string) { readOnlyPath(t, dir) }},
-		{"directory with the file", func(t *testing.T, dir, path string) { create(t, path); readOnlyPath(t, dir) }},
+		{"file", func(t *testing.T, dir, path string) { create(t, path); fsfault.ReadOnly(t, path) }},
+		{"directory", func(t *testing.T, dir, path string) { fsfault.ReadOnly(t, dir) }},
+		{"directory with the file", func(t *testing.T, dir, path string) { create(t, path); fsfault.ReadOnly(t, dir) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -68,29 +66,10 @@ func TestServeSQLiteReadOnly(t *testing.T) {
 // checks. It mounts, so it needs root (or CAP_SYS_ADMIN) and skips without.
 func TestServeSQLiteDiskFull(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=16m,mode=0700"); err != nil {
-		t.Skipf("mount a tmpfs to fill (needs root or CAP_SYS_ADMIN): %v", err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) }) // after the process is killed
+	dir := fsfault.MountTmpfs(t, "16m")
 	filler := filepath.Join(dir, "filler")
 	serveOutage(t, filepath.Join(dir, "hookd.db"),
-		func() error {
-			f, err := os.Create(filler)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			buf := make([]byte, 64<<10)
-			for {
-				if _, err := f.Write(buf); err != nil {
-					if errors.Is(err, syscall.ENOSPC) {
-						return nil
-					}
-					return err
-				}
-			}
-		},
+		func() error { return fsfault.Fill(filler) },
 		func() error { return os.Remove(filler) })
 }
 
@@ -106,16 +85,8 @@ func TestServeSQLiteUnwritable(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hookd.db")
-	probe := filepath.Join(dir, "probe")
-	immutableStopsWrites(t, probe)
-	chattr := func(flag string) error {
-		if out, err := exec.Command("chattr", flag, path, path+"-wal").CombinedOutput(); err != nil {
-			return fmt.Errorf("chattr %s: %v: %s", flag, err, out)
-		}
-		return nil
-	}
-	t.Cleanup(func() { _ = chattr("-i") }) // or the temporary directory cannot be removed
-	serveOutage(t, path, func() error { return chattr("+i") }, func() error { return chattr("-i") })
+	immutable := fsfault.Immutable(t, filepath.Join(dir, "probe"), path, path+"-wal")
+	serveOutage(t, path, func() error { return immutable(true) }, func() error { return immutable(false) })
 }
 
 // serveOutage runs "hookd serve" on the SQLite file at path and takes it through an outage of the
@@ -265,85 +236,9 @@ func serveOutage(t *testing.T, path string, breakIt, fixIt func() error) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var integrity string
-	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
-		t.Fatalf("integrity_check: %q, %v", integrity, err)
-	}
-	rows, err := db.Query(`SELECT m.event_id FROM hookd_messages m
-		WHERE EXISTS (SELECT 1 FROM hookd_deliveries d WHERE d.message_id = m.id)`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var stored []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		stored = append(stored, id)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	var total int
-	if err := db.QueryRow(`SELECT count(*) FROM hookd_messages`).Scan(&total); err != nil {
-		t.Fatal(err)
-	}
-	var want []string
+	ids := make([]string, 0, len(accepted))
 	for id := range accepted {
-		want = append(want, id)
+		ids = append(ids, id)
 	}
-	slices.Sort(stored)
-	slices.Sort(want)
-	if !slices.Equal(stored, want) || total != len(want) {
-		t.Fatalf("the file holds %d messages, %d with a delivery: %v; want the %d accepted: %v", total, len(stored), stored, len(want), want)
-	}
-}
-
-// immutableStopsWrites skips the test unless the immutable attribute (chattr +i) on the file name,
-// created here, makes the kernel refuse a write through a descriptor opened before it was set
-// (ext4 does on current kernels). It needs root and chattr.
-func immutableStopsWrites(t *testing.T, name string) {
-	t.Helper()
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if out, err := exec.Command("chattr", "+i", name).CombinedOutput(); err != nil {
-		t.Skipf("chattr +i (needs root and a file system with the immutable attribute, e.g. ext4): %v %s", err, out)
-	}
-	_, werr := f.Write([]byte("x"))
-	if out, err := exec.Command("chattr", "-i", name).CombinedOutput(); err != nil {
-		t.Fatalf("chattr -i: %v %s", err, out)
-	}
-	if werr == nil {
-		t.Skip("this file system lets a descriptor opened before chattr +i write on: the attribute cannot take write access away from a running process")
-	}
-}
-
-// readOnlyPath makes path, a file or a directory, read-only to this process until the test ends:
-// by its mode for a user, and for root (whom modes do not stop) by a read-only bind mount over
-// it. It skips the test where neither works.
-func readOnlyPath(t *testing.T, path string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		fi, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(path, fi.Mode().Perm()&^0o222); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = os.Chmod(path, fi.Mode().Perm()) })
-		return
-	}
-	if err := syscall.Mount(path, path, "", syscall.MS_BIND, ""); err != nil {
-		t.Skipf("bind-mount %s read-only (root ignores file modes; needs CAP_SYS_ADMIN): %v", path, err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(path, syscall.MNT_DETACH) })
-	if err := syscall.Mount("", path, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
-		t.Skipf("remount %s read-only: %v", path, err)
-	}
+	fsfault.CheckHolds(t, db, ids)
 }

@@ -10,9 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hookd/hookd"
 )
 
 // Receiver is one misbehaving receiver.
@@ -94,4 +97,30 @@ func raw(t testing.TB, serve func(conn net.Conn)) string {
 		}
 	}()
 	return "http://" + ln.Addr().String() + "/hook"
+}
+
+// CheckAttempts fails the test unless attempts hold one failed attempt for each receiver, by the
+// id of the endpoint that delivers to it, each with a readable error (one short line holding the
+// receiver's WantError), and logs each error.
+func CheckAttempts(t testing.TB, receivers map[string]Receiver, attempts []hookd.Attempt) {
+	t.Helper()
+	got := map[string]int{}
+	for _, a := range attempts {
+		r := receivers[a.EndpointID]
+		got[a.EndpointID]++
+		switch {
+		case a.Success:
+			t.Errorf("%s: the attempt succeeded", r.Name)
+		case a.Error == "" || !strings.Contains(a.Error, r.WantError):
+			t.Errorf("%s: error %q, want a readable one with %q", r.Name, a.Error, r.WantError)
+		case strings.Contains(a.Error, "\n") || len(a.Error) > 500:
+			t.Errorf("%s: error not one short line: %q", r.Name, a.Error)
+		}
+		t.Logf("%-36s %s", r.Name+":", a.Error)
+	}
+	for id, r := range receivers {
+		if got[id] != 1 {
+			t.Errorf("%s: %d attempts recorded, want 1", r.Name, got[id])
+		}
+	}
 }
