@@ -72,36 +72,21 @@ func TestPostgresOutage(t *testing.T) {
 				default:
 				}
 				body := fmt.Sprintf(`{"eventType":"outage.test","payload":{"w":%d,"i":%d}}`, w, i)
-				req, _ := http.NewRequest(http.MethodPost, p.url+"/api/v1/app/outage/msg", strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+testAdminToken)
-				req.Header.Set("Content-Type", "application/json")
 				phase := "up"
 				if down.Load() {
 					phase = "down"
 				}
-				began := time.Now()
-				resp, err := client.Do(req)
-				took := time.Since(began)
-				if err != nil {
-					t.Errorf("a send failed without an answer after %s: %v", took, err)
+				status, id, took, ok := sendDuringOutage(t, client, p.url+"/api/v1/app/outage/msg", body)
+				if !ok {
 					return
 				}
-				var out struct {
-					ID   string `json:"id"`
-					Code string `json:"code"`
-				}
-				decodeErr := json.NewDecoder(resp.Body).Decode(&out)
-				resp.Body.Close()
 				mu.Lock()
-				statuses[phase][resp.StatusCode]++
+				statuses[phase][status]++
 				slowest = max(slowest, took)
-				if resp.StatusCode == http.StatusAccepted && out.ID != "" {
-					accepted[out.ID] = true
+				if id != "" {
+					accepted[id] = true
 				}
 				mu.Unlock()
-				if resp.StatusCode >= 400 && (decodeErr != nil || out.Code == "") {
-					t.Errorf("a %d without a JSON error", resp.StatusCode)
-				}
 				time.Sleep(20 * time.Millisecond)
 			}
 		})
@@ -157,4 +142,33 @@ func TestPostgresOutage(t *testing.T) {
 	}
 	_, repeats := recv.distinct()
 	t.Logf("every accepted message arrived; %d duplicates at the receiver", repeats)
+}
+
+// sendDuringOutage posts body to hookd serve's url as the admin and returns the status, the
+// message id of a 202 and how long the answer took; ok is false when no answer came. An answer of
+// 400 or more without a JSON error fails the test.
+func sendDuringOutage(t *testing.T, client *http.Client, url, body string) (status int, id string, took time.Duration, ok bool) {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+testAdminToken)
+	req.Header.Set("Content-Type", "application/json")
+	began := time.Now()
+	resp, err := client.Do(req)
+	took = time.Since(began)
+	if err != nil {
+		t.Errorf("a send failed without an answer after %s: %v", took, err)
+		return 0, "", took, false
+	}
+	var out struct {
+		ID   string `json:"id"`
+		Code string `json:"code"`
+	}
+	decodeErr := json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if resp.StatusCode >= 400 && (decodeErr != nil || out.Code == "") {
+		t.Errorf("a %d without a JSON error", resp.StatusCode)
+	}
+	if resp.StatusCode != http.StatusAccepted {
+		out.ID = ""
+	}
+	return resp.StatusCode, out.ID, took, true
 }
