@@ -154,9 +154,9 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 		}
 		lanes[i], runAts[i], deliveryIDs[i], attempts[i], triggers[i] = string(l), runAt, j.DeliveryID, int32(j.Attempt), string(j.Trigger)
 		ln := q.lanes[l]
-		if k := laneIndex(l); !woken[k] && ln != nil && runAt.Before(now.Add(2*ln.poll)) {
+		if k := jobrun.LaneIndex(l); !woken[k] && ln != nil && runAt.Before(now.Add(2*ln.poll)) {
 			woken[k] = true
-			if t, ok := tx.(*txn); ok && t.AfterCommit(func() { ln.wake(); q.notifier.announce(k) }) {
+			if t, ok := tx.(*txn); ok && t.AfterCommit(func() { ln.wake.Raise(); q.notifier.announce(k) }) {
 				continue
 			}
 			notify = append(notify, string(l))
@@ -174,11 +174,9 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 type notifier struct {
 	q       *Queue
 	mu      sync.Mutex
-	pending [3]bool // by laneIndex
+	pending [3]bool // by jobrun.LaneIndex
 	sending bool
 }
-
-var laneNames = [3]string{string(hookd.LaneFirst), string(hookd.LaneRetry), string(hookd.LaneManual)}
 
 // announce asks for a notification of the lane with index k.
 func (n *notifier) announce(k int) {
@@ -200,7 +198,7 @@ func (n *notifier) send() {
 		var lanes []string
 		for k, p := range n.pending {
 			if p {
-				lanes = append(lanes, laneNames[k])
+				lanes = append(lanes, string(jobrun.Lanes[k]))
 			}
 		}
 		n.pending = [3]bool{}
@@ -252,17 +250,6 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-func laneIndex(l hookd.Lane) int {
-	switch l {
-	case hookd.LaneRetry:
-		return 1
-	case hookd.LaneManual:
-		return 2
-	default:
-		return 0
-	}
 }
 
 // Start begins working jobs with h and returns. Cancelling ctx stops the queue as Stop does,
@@ -329,7 +316,7 @@ func (q *Queue) listenOnce(ctx context.Context) error {
 		q.onListen()
 	}
 	for _, ln := range q.lanes {
-		ln.wake()
+		ln.wake.Raise()
 	}
 	for {
 		n, err := c.WaitForNotification(ctx)
@@ -337,7 +324,7 @@ func (q *Queue) listenOnce(ctx context.Context) error {
 			return err
 		}
 		if ln := q.lanes[hookd.Lane(n.Payload)]; ln != nil {
-			ln.wake()
+			ln.wake.Raise()
 		}
 	}
 }

@@ -108,10 +108,10 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 			runAt, notBefore = max(now, nb), nb
 		}
 		args = append(args, string(l), runAt, j.DeliveryID, j.Attempt, string(j.Trigger), notBefore)
-		if i := laneIndex(l); !woken[i] {
+		if i := jobrun.LaneIndex(l); !woken[i] {
 			woken[i] = true
 			if ln := q.lanes[l]; ln != nil {
-				t.AfterCommit(ln.wake)
+				t.AfterCommit(ln.wake.Raise)
 			}
 		}
 	}
@@ -131,17 +131,6 @@ func insertJobsSQL(rows int) string {
 
 func deleteJobsSQL(rows int) string {
 	return `DELETE FROM hookd_jobs WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?, ", rows), ", ") + `)`
-}
-
-func laneIndex(l hookd.Lane) int {
-	switch l {
-	case hookd.LaneRetry:
-		return 1
-	case hookd.LaneManual:
-		return 2
-	default:
-		return 0
-	}
 }
 
 // Start begins working jobs with h and returns. Every job in the file is due to it, also those a

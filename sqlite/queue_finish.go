@@ -60,6 +60,6 @@ func (l *lane) settle(id int64, gen uint64, due bool) {
 	}
 	l.mu.Unlock()
 	if due {
-		l.wake()
+		l.wake.Raise()
 	}
 }

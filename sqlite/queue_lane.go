@@ -23,7 +23,7 @@ type lane struct {
 	name    hookd.Lane
 	workers int
 	poll    time.Duration
-	wakeCh  chan struct{}
+	wake    jobrun.Signal // fetch now rather than at the next poll
 
 	mu      sync.Mutex
 	gen     uint64             // the run (Start) the state below belongs to
@@ -34,7 +34,7 @@ type lane struct {
 }
 
 func newLane(q *Queue, name hookd.Lane, workers int, poll time.Duration) *lane {
-	return &lane{q: q, name: name, workers: workers, poll: poll, wakeCh: make(chan struct{}, 1)}
+	return &lane{q: q, name: name, workers: workers, poll: poll, wake: jobrun.NewSignal()}
 }
 
 // reset forgets a previous run's state (Start): every job in the file is due again.
@@ -45,14 +45,6 @@ func (l *lane) reset() {
 	l.busy = 0
 	l.running = make(map[int64]struct{})
 	l.settled = make(map[int64]uint64)
-}
-
-// wake makes the lane fetch now rather than at its next poll.
-func (l *lane) wake() {
-	select {
-	case l.wakeCh <- struct{}{}:
-	default:
-	}
 }
 
 // queuedJob is a fetched job.
@@ -66,7 +58,7 @@ type queuedJob struct {
 
 // fetchLoop fetches due jobs into free worker slots until stop is closed.
 func (l *lane) fetchLoop(ctx context.Context, stop <-chan struct{}, h hookd.JobHandler) {
-	jobrun.FetchLoop(ctx, stop, l.wakeCh, l.poll, fetchCooldown, l.fetch,
+	jobrun.FetchLoop(ctx, stop, l.wake, l.poll, fetchCooldown, l.fetch,
 		func(j queuedJob) { l.q.run.Job(func() { l.run(ctx, j, h) }) },
 		func(err error) {
 			l.q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd queue: fetch failed", slog.String("lane", string(l.name)), slog.String("error", err.Error()))
@@ -164,7 +156,7 @@ func (l *lane) run(ctx context.Context, j queuedJob, h hookd.JobHandler) {
 		}
 	}
 	l.mu.Unlock()
-	l.wake()
+	l.wake.Raise()
 	if ok {
 		l.q.fin.Add(out)
 	}

@@ -9,7 +9,39 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/hookd/hookd"
 )
+
+// Lanes are hookd's lanes, in the order LaneIndex numbers them.
+var Lanes = [3]hookd.Lane{hookd.LaneFirst, hookd.LaneRetry, hookd.LaneManual}
+
+// LaneIndex is l's index in Lanes; an unknown lane counts as the first.
+func LaneIndex(l hookd.Lane) int {
+	switch l {
+	case hookd.LaneRetry:
+		return 1
+	case hookd.LaneManual:
+		return 2
+	default:
+		return 0
+	}
+}
+
+// Signal wakes one waiter: a lane's fetch loop, a finisher. Raising it while it is raised does
+// nothing, so a burst of raises makes one wake. Make it with NewSignal.
+type Signal chan struct{}
+
+// NewSignal returns a lowered Signal.
+func NewSignal() Signal { return make(Signal, 1) }
+
+// Raise raises s.
+func (s Signal) Raise() {
+	select {
+	case s <- struct{}{}:
+	default:
+	}
+}
 
 // HardStopWait is how long Stop waits, once its context has ended and the running jobs have been
 // cancelled, for them to return.
@@ -176,7 +208,7 @@ type Finisher[O any] struct {
 
 	mu      sync.Mutex
 	pending []O
-	kick    chan struct{}
+	kick    Signal
 	quit    chan struct{}
 	done    chan struct{}
 	lastErr error
@@ -187,7 +219,7 @@ const FlushRetry = 100 * time.Millisecond
 
 // NewFinisher returns a finisher that writes batches with flush.
 func NewFinisher[O any](flush func(batch []O) error) *Finisher[O] {
-	return &Finisher[O]{flush: flush, kick: make(chan struct{}, 1)}
+	return &Finisher[O]{flush: flush, kick: NewSignal()}
 }
 
 // Start begins writing.
@@ -201,14 +233,7 @@ func (f *Finisher[O]) Add(o O) {
 	f.mu.Lock()
 	f.pending = append(f.pending, o)
 	f.mu.Unlock()
-	f.wake()
-}
-
-func (f *Finisher[O]) wake() {
-	select {
-	case f.kick <- struct{}{}:
-	default:
-	}
+	f.kick.Raise()
 }
 
 func (f *Finisher[O]) loop() {
@@ -219,7 +244,7 @@ func (f *Finisher[O]) loop() {
 			if err := f.write(); err != nil {
 				select {
 				case <-time.After(FlushRetry):
-					f.wake()
+					f.kick.Raise()
 				case <-f.quit:
 					f.lastErr = f.write()
 					return
