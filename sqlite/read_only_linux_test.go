@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,29 +20,11 @@ import (
 // directory without the file, and one with it.
 func TestOpenReadOnly(t *testing.T) {
 	t.Parallel()
-	create := func(t *testing.T, path string) {
-		t.Helper()
-		s, err := sqlite.Open(t.Context(), path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, tc := range []struct {
-		name  string
-		setup func(t *testing.T, dir, path string)
-	}{
-		{"file", func(t *testing.T, dir, path string) { create(t, path); fsfault.ReadOnly(t, path) }},
-		{"directory", func(t *testing.T, dir, path string) { fsfault.ReadOnly(t, dir) }},
-		{"directory with the file", func(t *testing.T, dir, path string) { create(t, path); fsfault.ReadOnly(t, dir) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range fsfault.ReadOnlyDatabases {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			path := filepath.Join(dir, "hookd.db")
-			tc.setup(t, dir, path)
+			path := tc.Make(t, dir)
 			before := listing(t, dir)
 			s, err := sqlite.Open(t.Context(), path, nil)
 			if err == nil {

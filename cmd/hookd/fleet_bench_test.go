@@ -50,15 +50,8 @@ func BenchmarkFleetWorkers(b *testing.B) {
 func fleetRun(b *testing.B, bin string, workers, messages int, delay time.Duration, workerArgs []string) time.Duration {
 	b.StopTimer()
 	dbURL := freshDatabase(b)
-	recv := newFleetReceiver()
+	recv := newSlowReceiver(delay, nil)
 	defer recv.srv.Close()
-	if delay > 0 {
-		answer := recv.srv.Config.Handler // no request has come yet
-		recv.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			time.Sleep(delay)
-			answer.ServeHTTP(w, r)
-		})
-	}
 	common := []string{"--db", dbURL, "--token", testAdminToken, "--allow-subnets", "127.0.0.0/8"}
 	api := startProcess(b, bin, append([]string{"--role", "api"}, common...)...)
 	mustCall(b, http.StatusCreated, http.MethodPost, api.url+"/api/v1/app", testAdminToken, `{"name":"fleet","uid":"fleet"}`)

@@ -39,8 +39,14 @@ func newFleetReceiver() *fleetReceiver { return newFlakyReceiver(nil) }
 // never) returns true for its path and the number of requests for its path and message refused
 // so far. A refused request is not in seen.
 func newFlakyReceiver(refuse func(path string, refused int) bool) *fleetReceiver {
+	return newSlowReceiver(0, refuse)
+}
+
+// newSlowReceiver is newFlakyReceiver whose receiver waits delay before it answers.
+func newSlowReceiver(delay time.Duration, refuse func(path string, refused int) bool) *fleetReceiver {
 	r := &fleetReceiver{seen: map[string]int{}, refused: map[string]int{}}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		time.Sleep(delay)
 		key := req.URL.Path + " " + req.Header.Get("webhook-id")
 		r.mu.Lock()
 		if refuse != nil && refuse(req.URL.Path, r.refused[key]) {

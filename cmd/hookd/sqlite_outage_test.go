@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/internal/fsfault"
-	"github.com/hookd/hookd/sqlite"
 )
 
 // TestServeSQLiteReadOnly: "hookd serve" on an SQLite file it could only read stops at start-up
@@ -24,29 +23,11 @@ import (
 // before, a read-only file started, and every write answered 500.
 func TestServeSQLiteReadOnly(t *testing.T) {
 	t.Parallel()
-	create := func(t *testing.T, path string) {
-		t.Helper()
-		s, err := sqlite.Open(t.Context(), path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, tc := range []struct {
-		name  string
-		setup func(t *testing.T, dir, path string)
-	}{
-		{"file", func(t *testing.T, dir, path string) { create(t, path); fsfault.ReadOnly(t, path) }},
-		{"directory", func(t *testing.T, dir, path string) { fsfault.ReadOnly(t, dir) }},
-		{"directory with the file", func(t *testing.T, dir, path string) { create(t, path); fsfault.ReadOnly(t, dir) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range fsfault.ReadOnlyDatabases {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			path := filepath.Join(dir, "hookd.db")
-			tc.setup(t, dir, path)
+			path := tc.Make(t, dir)
 			r := run(t, "", "serve", "--listen", "127.0.0.1:0", "--db", "sqlite:"+path, "--token", testAdminToken)
 			if r.code != exitFailure || !strings.Contains(r.stderr, "the database is read-only") ||
 				!strings.Contains(r.stderr, "permissions") || !strings.Contains(r.stderr, "hint: ") {
