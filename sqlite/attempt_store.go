@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -94,22 +95,17 @@ func (q *queries) AttemptsPerHour(ctx context.Context, f hookd.AttemptStatsFilte
 		WHERE endpoint_id = ? AND app_id = ? AND id >= ? AND at >= ?`
 		args = []any{hour, f.EndpointID, f.AppID, f.FromID, micros(f.Since)}
 	}
-	rows, err := q.q.QueryContext(ctx, query+` GROUP BY h ORDER BY h`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("attempts per hour: %w", classify(err))
-	}
-	defer rows.Close()
-	var out []hookd.HourCount
-	for rows.Next() {
+	out, err := collect(ctx, q.q, query+` GROUP BY h ORDER BY h`, args, func(rows *sql.Rows) (hookd.HourCount, error) {
 		var (
 			h int64
 			c hookd.HourCount
 		)
-		if err := rows.Scan(&h, &c.Succeeded, &c.Failed); err != nil {
-			return nil, fmt.Errorf("attempts per hour: %w", err)
-		}
+		err := rows.Scan(&h, &c.Succeeded, &c.Failed)
 		c.Hour = time.UnixMicro(h * hour).UTC()
-		out = append(out, c)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attempts per hour: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }

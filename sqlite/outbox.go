@@ -47,7 +47,7 @@ func (s *Store) InsertEvents(ctx context.Context, tx any, events []bus.Record) e
 	return nil
 }
 
-func scanEvent(r interface{ Scan(...any) error }) (bus.Record, error) {
+func scanEvent(r *sql.Rows) (bus.Record, error) {
 	var (
 		e                                  bus.Record
 		status                             string
@@ -61,27 +61,10 @@ func scanEvent(r interface{ Scan(...any) error }) (bus.Record, error) {
 	return e, nil
 }
 
-func (s *Store) queryEvents(ctx context.Context, query string, args ...any) ([]bus.Record, error) {
-	rows, err := s.rdb.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []bus.Record
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
-}
-
 // DueEvents returns up to limit pending events due at or before now, the earliest first.
 func (s *Store) DueEvents(ctx context.Context, now time.Time, limit int) ([]bus.Record, error) {
-	out, err := s.queryEvents(ctx, `SELECT `+eventCols+` FROM hookd_events
-		WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`, micros(now), limit)
+	out, err := collect(ctx, s.rdb, `SELECT `+eventCols+` FROM hookd_events
+		WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`, []any{micros(now), limit}, scanEvent)
 	if err != nil {
 		return nil, fmt.Errorf("due events: %w", err)
 	}
@@ -97,8 +80,8 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) ([]bus.Record, err
 	for i, id := range ids {
 		args[i] = id
 	}
-	out, err := s.queryEvents(ctx, `SELECT `+eventCols+` FROM hookd_events WHERE id IN (`+
-		strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")+`)`, args...)
+	out, err := collect(ctx, s.rdb, `SELECT `+eventCols+` FROM hookd_events WHERE id IN (`+
+		strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")+`)`, args, scanEvent)
 	if err != nil {
 		return nil, fmt.Errorf("events by id: %w", err)
 	}
@@ -145,8 +128,8 @@ func (s *Store) SettleEvent(ctx context.Context, st bus.Settlement) error {
 
 // ListEvents lists the events in status in id order.
 func (s *Store) ListEvents(ctx context.Context, status bus.Status, after string, limit int) ([]bus.Record, error) {
-	out, err := s.queryEvents(ctx, `SELECT `+eventCols+` FROM hookd_events WHERE status = ? AND id > ?
-		ORDER BY id LIMIT ?`, string(status), after, limit)
+	out, err := collect(ctx, s.rdb, `SELECT `+eventCols+` FROM hookd_events WHERE status = ? AND id > ?
+		ORDER BY id LIMIT ?`, []any{string(status), after, limit}, scanEvent)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
