@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -95,7 +94,7 @@ func (q *queries) AttemptsPerHour(ctx context.Context, f hookd.AttemptStatsFilte
 		WHERE endpoint_id = ? AND app_id = ? AND id >= ? AND at >= ?`
 		args = []any{hour, f.EndpointID, f.AppID, f.FromID, micros(f.Since)}
 	}
-	out, err := collect(ctx, q.q, query+` GROUP BY h ORDER BY h`, args, func(rows *sql.Rows) (hookd.HourCount, error) {
+	out, err := collect(ctx, q.q, query+` GROUP BY h ORDER BY h`, args, func(rows rowScanner) (hookd.HourCount, error) {
 		var (
 			h int64
 			c hookd.HourCount

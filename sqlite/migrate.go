@@ -5,9 +5,10 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"github.com/hookd/hookd/internal/migrations"
 	"log/slog"
 	"time"
+
+	"github.com/hookd/hookd/internal/migrations"
 )
 
 // migrationFiles are hookd's schema changes, named NNNN_what.sql and applied in the order of NNNN.

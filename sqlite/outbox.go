@@ -47,7 +47,7 @@ func (s *Store) InsertEvents(ctx context.Context, tx any, events []bus.Record) e
 	return nil
 }
 
-func scanEvent(r *sql.Rows) (bus.Record, error) {
+func scanEvent(r rowScanner) (bus.Record, error) {
 	var (
 		e                                  bus.Record
 		status                             string

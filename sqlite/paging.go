@@ -147,24 +147,10 @@ func list[T any](ctx context.Context, q querier, l *listQuery, opts hookd.ListOp
 		ascending = !forward
 	}
 	query, args := l.sql(l.cols, opts.Iterator, ascending, limit+1)
-	rows, err := q.QueryContext(ctx, query, args...)
+	data, err := collect(ctx, q, query, args, scan)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, err
 	}
-	defer rows.Close()
-	data := make([]T, 0, min(limit+1, 64))
-	for rows.Next() {
-		item, err := scan(rows)
-		if err != nil {
-			return nil, unavailable(err)
-		}
-		data = append(data, item)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, unavailable(err)
-	}
-	_ = rows.Close()
-
 	return paging.Build(data, limit, backward, forward, opts.Iterator, keyOf, func(bound string, ascending bool) (bool, error) {
 		return l.exists(ctx, q, bound, ascending)
 	})

@@ -106,7 +106,7 @@ func (s *statements) close() error {
 }
 
 // collect runs query on q and returns every row, each read by scan. Errors are classified.
-func collect[T any](ctx context.Context, q querier, query string, args []any, scan func(*sql.Rows) (T, error)) ([]T, error) {
+func collect[T any](ctx context.Context, q querier, query string, args []any, scan func(rowScanner) (T, error)) ([]T, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, classify(err)
