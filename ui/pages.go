@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/paging"
 )
 
 // health is an endpoint at a glance.
@@ -286,6 +287,32 @@ func siteName(s site) string {
 	return "dashboard"
 }
 
+// attemptsShown bounds the attempts the message page shows for one destination.
+const attemptsShown = 50
+
+// messageAttempts returns the attempts of message msgID by endpoint id, newest first, at most
+// attemptsShown each: every attempt of the message, read the longest page at a time, rather than
+// one list per destination.
+func (h *Handler) messageAttempts(q *req, appID, msgID string) (map[string][]hookd.Attempt, error) {
+	out := map[string][]hookd.Attempt{}
+	opts := hookd.ListOptions{Limit: paging.MaxLimit}
+	for {
+		page, err := h.client.ListAttempts(q.ctx, appID, hookd.AttemptFilter{MessageID: msgID, ListOptions: opts})
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range page.Data {
+			if len(out[a.EndpointID]) < attemptsShown {
+				out[a.EndpointID] = append(out[a.EndpointID], a)
+			}
+		}
+		if page.Done {
+			return out, nil
+		}
+		opts.Iterator = page.Iterator
+	}
+}
+
 // destination is one endpoint of a message with its attempts.
 type destination struct {
 	hookd.MessageDestination
@@ -305,13 +332,13 @@ func (h *Handler) messagePage(q *req) error {
 	if err != nil {
 		return err
 	}
+	atts, err := h.messageAttempts(q, app.ID, m.ID)
+	if err != nil {
+		return err
+	}
 	var out []destination
 	for _, d := range dests.Data {
-		atts, err := h.client.ListAttempts(q.ctx, app.ID, hookd.AttemptFilter{MessageID: m.ID, EndpointID: d.Delivery.EndpointID, ListOptions: hookd.ListOptions{Limit: 50}})
-		if err != nil {
-			return err
-		}
-		out = append(out, destination{MessageDestination: d, Attempts: atts.Data})
+		out = append(out, destination{MessageDestination: d, Attempts: atts[d.Delivery.EndpointID]})
 	}
 	payload := string(m.Payload)
 	var pretty any
