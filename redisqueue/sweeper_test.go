@@ -175,9 +175,9 @@ func TestSweepEnqueuesDeliveriesWithoutJob(t *testing.T) {
 
 	rec := queuetest.NewRecorder(nil)
 	start(t, b.q, b.deliver(rec))
-	calls := rec.Wait(t, len(stranded), 10*time.Second)
+	rec.Wait(t, len(stranded), 10*time.Second)
 	time.Sleep(settle)
-	calls, _ = rec.Snapshot()
+	calls, _ := rec.Snapshot()
 	checkOnce(t, calls, stranded)
 	b.sweep(t, "sweep after the deliveries were delivered", 0)
 }
@@ -223,9 +223,9 @@ func TestSweeperRunsAtStartAndOnItsInterval(t *testing.T) {
 
 	now := time.Now()
 	later := b.writeDeliveries(t, now, 0, &now, nil)
-	calls := rec.Wait(t, len(atStart)+len(later), 5*time.Second)
+	rec.Wait(t, len(atStart)+len(later), 5*time.Second)
 	time.Sleep(settle)
-	calls, _ = rec.Snapshot()
+	calls, _ := rec.Snapshot()
 	checkOnce(t, calls, append(atStart, later...))
 }
 

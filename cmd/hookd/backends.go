@@ -108,10 +108,7 @@ func parseDBTarget(v string) (dbTarget, error) {
 		}
 		return dbTarget{postgresURL: v}, nil
 	case strings.HasPrefix(lower, "sqlite:"):
-		path = v[len("sqlite:"):]
-		if strings.HasPrefix(path, "//") { // sqlite://rel.db, sqlite:///abs/path.db
-			path = path[2:]
-		}
+		path = strings.TrimPrefix(v[len("sqlite:"):], "//") // sqlite://rel.db, sqlite:///abs/path.db
 	case strings.Contains(v, "://"):
 		return dbTarget{}, errors.New("use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE")
 	}

@@ -126,14 +126,41 @@ func (p *fleetProcess) log() string {
 	return strings.Join(p.lines, "\n")
 }
 
-// buildHookd builds this command's binary into a directory of the test's and returns its path.
+// hookdBinary is this command's binary, built once for every test of the package that runs it
+// (buildHookd), in a directory TestMain removes.
+var hookdBinary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// buildHookd returns the path of this command's binary, building it at the first call.
 func buildHookd(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hookd")
-	if out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	b := &hookdBinary
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "hookd-bin-"); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, "hookd")
+		if out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", b.path, ".").CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return bin
+	return b.path
+}
+
+// TestMain removes the binary buildHookd built, once every test has run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if hookdBinary.dir != "" {
+		_ = os.RemoveAll(hookdBinary.dir)
+	}
+	os.Exit(code)
 }
 
 // startProcess starts bin serve with args and waits until it listens. When the test ends, it
