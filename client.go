@@ -23,6 +23,7 @@ type Client struct {
 	active map[Lane]*jobLimiter // active places of each lane (concurrency.go)
 	loader *workLoader          // coalesced reads of the workers' deliveries; nil: one read each
 	box    *secretBox           // seals endpoint secrets at rest; nil: stored as they are
+	sign   signerCache          // the signers of the keys the workers sign with (signers.go)
 
 	mu      sync.Mutex
 	started bool

@@ -173,7 +173,7 @@ func (c *Client) buildRequest(ep *Endpoint, keys []SigningKey, m *Message, now t
 				return nil, err
 			}
 		}
-		s, err := signature.NewStripeSigner(secrets...)
+		s, err := c.sign.stripeSigner(secrets)
 		if err != nil {
 			return nil, fmt.Errorf("signing key: %w", err)
 		}
@@ -185,7 +185,7 @@ func (c *Client) buildRequest(ep *Endpoint, keys []SigningKey, m *Message, now t
 		if ep.Scheme == SchemeSvix {
 			flavor = signature.FlavorSvix
 		}
-		s, err := signature.NewSigner(secrets...)
+		s, err := c.sign.webhook(secrets)
 		if err != nil {
 			return nil, fmt.Errorf("signing key: %w", err)
 		}
