@@ -244,19 +244,22 @@ func TestQueueLeaseRunsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The claim comes after the enqueue, so its lease runs out at least 500 ms after this. (Timed
+	// from the handler's start instead, the test failed on a loaded machine: the handler started
+	// a few hundred milliseconds after the claim.)
+	enqueued := time.Now()
 	enqueue(t, s1, q1, hookd.Job{DeliveryID: "dlv_lease", Attempt: 1})
 	select {
 	case <-hung:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the first process did not claim the job")
 	}
-	started := time.Now()
 	if err := q2.Start(context.Background(), c.handler("two", func(context.Context, hookd.Job) error { return nil })); err != nil {
 		t.Fatal(err)
 	}
 	c.wait(t, 1, 10*time.Second)
-	if waited := time.Since(started); waited < 300*time.Millisecond {
-		t.Errorf("the second process got the job %s after the first claimed it, before the lease ran out", waited)
+	if waited := time.Since(enqueued); waited < 450*time.Millisecond {
+		t.Errorf("the second process got the job %s after it was enqueued, before the first claim's 500 ms lease ran out", waited)
 	}
 	close(release) // the first claim fails late: its outcome must not bring the job back
 	time.Sleep(time.Second)
