@@ -63,6 +63,21 @@ type WorkBatchLoader interface {
 	LoadWorkBatch(ctx context.Context, deliveryIDs []string) (map[string]Work, error)
 }
 
+// EndpointAttemptCounter is a Store that counts recent attempts endpoint by endpoint in one
+// statement: the dashboard's application page shows each endpoint's last 24 hours. Without it,
+// the Client asks AttemptsPerHour once an endpoint.
+type EndpointAttemptCounter interface {
+	// AttemptsByEndpoint counts the attempts f selects (f.EndpointID aside) to each endpoint of
+	// endpointIDs that has any; the others are left out.
+	AttemptsByEndpoint(ctx context.Context, f AttemptStatsFilter, endpointIDs []string) (map[string]AttemptCount, error)
+}
+
+// AttemptCount is how many attempts succeeded and failed.
+type AttemptCount struct {
+	Succeeded int
+	Failed    int
+}
+
 // Work is a delivery with its message, as a worker reads them.
 type Work struct {
 	Delivery *Delivery

@@ -128,8 +128,9 @@ type Store struct {
 }
 
 var (
-	_ hookd.Store           = (*Store)(nil)
-	_ hookd.WorkBatchLoader = (*Store)(nil)
+	_ hookd.Store                  = (*Store)(nil)
+	_ hookd.WorkBatchLoader        = (*Store)(nil)
+	_ hookd.EndpointAttemptCounter = (*Store)(nil)
 )
 
 // Open connects to the database at url (postgres://USER:PASSWORD@HOST:PORT/DATABASE?...) and

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hookd/hookd"
@@ -105,6 +106,38 @@ func (q *queries) AttemptsPerHour(ctx context.Context, f hookd.AttemptStatsFilte
 	})
 	if err != nil {
 		return nil, fmt.Errorf("attempts per hour: %w", err)
+	}
+	return out, nil
+}
+
+// AttemptsByEndpoint counts attempts by endpoint, walking the application's index from f.FromID
+// (hookd.EndpointAttemptCounter).
+func (q *queries) AttemptsByEndpoint(ctx context.Context, f hookd.AttemptStatsFilter, endpointIDs []string) (map[string]hookd.AttemptCount, error) {
+	out := make(map[string]hookd.AttemptCount)
+	if len(endpointIDs) == 0 {
+		return out, nil
+	}
+	type counted struct {
+		id string
+		c  hookd.AttemptCount
+	}
+	args := []any{f.AppID, f.FromID, micros(f.Since)}
+	for _, id := range endpointIDs {
+		args = append(args, id)
+	}
+	query := `SELECT endpoint_id, SUM(success), COUNT(*) - SUM(success) FROM hookd_attempts
+		WHERE app_id = ? AND id >= ? AND at >= ? AND endpoint_id IN (?` + strings.Repeat(", ?", len(endpointIDs)-1) + `)
+		GROUP BY endpoint_id`
+	rows, err := collect(ctx, q.q, query, args, func(rows rowScanner) (counted, error) {
+		var c counted
+		err := rows.Scan(&c.id, &c.c.Succeeded, &c.c.Failed)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attempts by endpoint: %w", err)
+	}
+	for _, r := range rows {
+		out[r.id] = r.c
 	}
 	return out, nil
 }

@@ -109,8 +109,9 @@ type Store struct {
 }
 
 var (
-	_ hookd.Store          = (*Store)(nil)
-	_ hookd.InProcessStore = (*Store)(nil)
+	_ hookd.Store                  = (*Store)(nil)
+	_ hookd.InProcessStore         = (*Store)(nil)
+	_ hookd.EndpointAttemptCounter = (*Store)(nil)
 )
 
 // Open opens (creating it if needed) the SQLite database at path and brings its schema up to

@@ -249,6 +249,38 @@ var attemptTests = []test{
 			t.Errorf("another application's endpoint counted: %+v", got)
 		}
 	}},
+	{"AttemptsByEndpoint", func(t *testing.T, f *fixture) {
+		ec, ok := f.store.(hookd.EndpointAttemptCounter)
+		if !ok {
+			t.Skip("the store is not a hookd.EndpointAttemptCounter")
+		}
+		app, other := f.newApp(), f.newApp()
+		e1, e2, e3, eo := f.newEndpoint(app.ID), f.newEndpoint(app.ID), f.newEndpoint(app.ID), f.newEndpoint(other.ID)
+		msg, mo := f.newMessage(app.ID), f.newMessage(other.ID)
+		d1, d2, d3, do := f.newDelivery(msg, e1.ID), f.newDelivery(msg, e2.ID), f.newDelivery(msg, e3.ID), f.newDelivery(mo, eo.ID)
+		h0 := base.Truncate(time.Hour)
+		f.record(
+			hookd.AttemptRecord{Attempt: attempt(d1, 1, h0.Add(-time.Minute)), Status: hookd.DeliveryPending}, // before Since
+			hookd.AttemptRecord{Attempt: attempt(d1, 2, h0.Add(time.Minute)), Status: hookd.DeliveryPending},
+			hookd.AttemptRecord{Attempt: attempt(d1, 3, h0.Add(2*time.Hour), succeeded), Status: hookd.DeliveryDelivered},
+			hookd.AttemptRecord{Attempt: attempt(d2, 1, h0.Add(time.Minute), succeeded), Status: hookd.DeliveryDelivered},
+			hookd.AttemptRecord{Attempt: attempt(d3, 1, h0.Add(time.Minute)), Status: hookd.DeliveryPending},
+			hookd.AttemptRecord{Attempt: attempt(do, 1, h0.Add(time.Minute)), Status: hookd.DeliveryPending},
+		)
+		got, err := ec.AttemptsByEndpoint(f.ctx, hookd.AttemptStatsFilter{AppID: app.ID, Since: h0}, []string{e1.ID, e2.ID, eo.ID})
+		f.noErr(err)
+		equal(t, "counts", map[string]hookd.AttemptCount{e1.ID: {Succeeded: 1, Failed: 1}, e2.ID: {Succeeded: 1}}, got)
+		got, err = ec.AttemptsByEndpoint(f.ctx, hookd.AttemptStatsFilter{AppID: app.ID, Since: h0.Add(-time.Hour), FromID: "atmpt_~"}, []string{e1.ID})
+		f.noErr(err)
+		if len(got) != 0 {
+			t.Errorf("attempts before FromID counted: %+v", got)
+		}
+		got, err = ec.AttemptsByEndpoint(f.ctx, hookd.AttemptStatsFilter{AppID: app.ID, Since: h0}, nil)
+		f.noErr(err)
+		if len(got) != 0 {
+			t.Errorf("no endpoint asked for, yet counted: %+v", got)
+		}
+	}},
 	{"Filters", func(t *testing.T, f *fixture) {
 		app, other := f.newApp(), f.newApp()
 		e1, e2 := f.newEndpoint(app.ID), f.newEndpoint(app.ID)

@@ -29,16 +29,21 @@ func (h *Handler) health(q *req, app string, ep hookd.Endpoint) (health, []hookd
 	if err != nil {
 		return health{}, nil, err
 	}
-	out := health{Endpoint: ep, CircuitOpen: h.client.CircuitOpen(ep.ID)}
-	ok := 0
+	var n hookd.AttemptCount
 	for _, c := range hours {
-		out.Attempts += c.Succeeded + c.Failed
-		ok += c.Succeeded
+		n.Succeeded += c.Succeeded
+		n.Failed += c.Failed
 	}
+	return h.healthOf(ep, n), hours, nil
+}
+
+// healthOf is ep's health with n attempts in the window.
+func (h *Handler) healthOf(ep hookd.Endpoint, n hookd.AttemptCount) health {
+	out := health{Endpoint: ep, CircuitOpen: h.client.CircuitOpen(ep.ID), Attempts: n.Succeeded + n.Failed}
 	if out.Attempts > 0 {
-		out.SuccessRate = 100 * float64(ok) / float64(out.Attempts)
+		out.SuccessRate = 100 * float64(n.Succeeded) / float64(out.Attempts)
 	}
-	return out, hours, nil
+	return out
 }
 
 // logRow is one row of an application's message log.
@@ -99,13 +104,17 @@ func (h *Handler) appPage(q *req) error {
 	if err != nil {
 		return err
 	}
+	ids := make([]string, len(eps.Data))
+	for i, ep := range eps.Data {
+		ids[i] = ep.ID
+	}
+	counts, err := h.client.AttemptsByEndpoint(q.ctx, app.ID, ids, h.now().Add(-window))
+	if err != nil {
+		return err
+	}
 	var healths []health
 	for _, ep := range eps.Data {
-		hl, _, err := h.health(q, app.ID, ep)
-		if err != nil {
-			return err
-		}
-		healths = append(healths, hl)
+		healths = append(healths, h.healthOf(ep, counts[ep.ID]))
 	}
 	hours, err := h.client.AttemptsPerHour(q.ctx, app.ID, "", h.now().Add(-window))
 	if err != nil {

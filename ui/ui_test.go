@@ -282,3 +282,53 @@ func TestMessageLogFilters(t *testing.T) {
 		t.Errorf("a missing application: %d, want 404", code)
 	}
 }
+
+// TestAppPageEndpointHealth: the application page shows each endpoint's attempts in the last
+// 24 hours and their success rate, for every endpoint, from one count.
+func TestAppPageEndpointHealth(t *testing.T) {
+	s := newSite(t, true)
+	ctx := context.Background()
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	defer ok.Close()
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }))
+	defer failing.Close()
+	for _, u := range []string{ok.URL + "/ok", failing.URL + "/failing", ok.URL + "/idle"} {
+		in := &hookd.EndpointIn{URL: u}
+		if strings.HasSuffix(u, "/idle") {
+			in.EventTypes = []string{"never.sent"}
+		}
+		if _, err := s.client.CreateEndpoint(ctx, "acme", in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another application's attempts are not counted.
+	if _, err := s.client.CreateEndpoint(ctx, "globex", &hookd.EndpointIn{URL: ok.URL + "/globex"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, app := range []string{"acme", "acme", "acme", "globex"} {
+		if _, err := s.client.Send(ctx, app, &hookd.MessageIn{EventType: "invoice.paid", Payload: map[string]bool{"paid": true}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := browser(t)
+	if code, _, _ := post(t, c, s.srv.URL+"/ui/login", s.srv.URL, url.Values{"token": {adminToken}}); code != http.StatusSeeOther {
+		t.Fatal("sign in failed")
+	}
+	want := []string{
+		`<span class="good">100.0 %</span> <span class="muted">of 3</span>`, // /ok
+		`<span class="bad">0.0 %</span> <span class="muted">of 3</span>`,    // /failing (each retries in an hour)
+		`<span class="muted">no attempts</span>`,                            // /idle
+	}
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		_, _, body = get(t, c, s.srv.URL+"/ui/app/"+s.acme.ID)
+		missing := false
+		for _, w := range want {
+			missing = missing || !strings.Contains(body, w)
+		}
+		if !missing {
+			return
+		}
+	}
+	t.Errorf("the endpoints' health is not %q:\n%s", want, body)
+}
