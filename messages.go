@@ -20,6 +20,37 @@ func (c *Client) GetMessage(ctx context.Context, app, msg string) (*Message, err
 	return m, nil
 }
 
+// GetMessages returns the messages of an application with ids (message ids, not event ids) that
+// exist, by id. On a store that reads them in one statement (both of this module's do) it is one
+// read; otherwise one GetMessage a message.
+func (c *Client) GetMessages(ctx context.Context, app string, ids []string) (map[string]Message, error) {
+	a, err := c.GetApplication(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	if br, ok := c.store.(MessageBatchReader); ok {
+		out, err := br.GetMessagesByID(ctx, a.ID, ids)
+		if err != nil {
+			return nil, fmt.Errorf("hookd: get messages: %w", err)
+		}
+		return out, nil
+	}
+	out := make(map[string]Message, len(ids))
+	for _, id := range ids {
+		m, err := c.store.GetMessage(ctx, a.ID, id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("hookd: get message %q: %w", id, err)
+		}
+		if m.ID == id { // not a message whose event id is id
+			out[id] = *m
+		}
+	}
+	return out, nil
+}
+
 // ListMessages lists an application's messages, newest first. f.AppID is set from app.
 func (c *Client) ListMessages(ctx context.Context, app string, f MessageFilter) (*Page[Message], error) {
 	a, err := c.GetApplication(ctx, app)

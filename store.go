@@ -72,6 +72,15 @@ type EndpointAttemptCounter interface {
 	AttemptsByEndpoint(ctx context.Context, f AttemptStatsFilter, endpointIDs []string) (map[string]AttemptCount, error)
 }
 
+// MessageBatchReader is a Store that reads many messages of one application in one statement:
+// the dashboard's message log, filtered by delivery status, shows each delivery's message.
+// Without it, the Client reads them one by one.
+type MessageBatchReader interface {
+	// GetMessagesByID returns the messages of the application with ids (message ids, not event
+	// ids) that exist, by id.
+	GetMessagesByID(ctx context.Context, appID string, ids []string) (map[string]Message, error)
+}
+
 // AttemptCount is how many attempts succeeded and failed.
 type AttemptCount struct {
 	Succeeded int

@@ -53,6 +53,23 @@ func (q *queries) GetMessage(ctx context.Context, appID, idOrEventID string) (*h
 	return &msg, nil
 }
 
+// GetMessagesByID reads the messages of ids in one statement (hookd.MessageBatchReader).
+func (q *queries) GetMessagesByID(ctx context.Context, appID string, ids []string) (map[string]hookd.Message, error) {
+	out := make(map[string]hookd.Message, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	msgs, err := collect(ctx, q.c, `SELECT `+messageCols+` FROM hookd_messages m WHERE m.app_id = $1 AND m.id = ANY ($2)`,
+		[]any{appID, ids}, scanMessage)
+	if err != nil {
+		return nil, fmt.Errorf("get %d messages of application %s: %w", len(ids), appID, classify(err))
+	}
+	for _, m := range msgs {
+		out[m.ID] = m
+	}
+	return out, nil
+}
+
 // ListMessages lists messages newest first.
 func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hookd.Page[hookd.Message], error) {
 	l := &listQuery{cols: messageCols, from: "hookd_messages m", key: "m.id", newestFirst: true}

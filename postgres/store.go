@@ -131,6 +131,7 @@ var (
 	_ hookd.Store                  = (*Store)(nil)
 	_ hookd.WorkBatchLoader        = (*Store)(nil)
 	_ hookd.EndpointAttemptCounter = (*Store)(nil)
+	_ hookd.MessageBatchReader     = (*Store)(nil)
 )
 
 // Open connects to the database at url (postgres://USER:PASSWORD@HOST:PORT/DATABASE?...) and

@@ -112,6 +112,7 @@ var (
 	_ hookd.Store                  = (*Store)(nil)
 	_ hookd.InProcessStore         = (*Store)(nil)
 	_ hookd.EndpointAttemptCounter = (*Store)(nil)
+	_ hookd.MessageBatchReader     = (*Store)(nil)
 )
 
 // Open opens (creating it if needed) the SQLite database at path and brings its schema up to

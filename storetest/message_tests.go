@@ -16,6 +16,24 @@ func (f *fixture) listMessages(filter hookd.MessageFilter) []string {
 }
 
 var messageTests = []test{
+	{"GetMessagesByID", func(t *testing.T, f *fixture) {
+		br, ok := f.store.(hookd.MessageBatchReader)
+		if !ok {
+			t.Skip("the store is not a hookd.MessageBatchReader")
+		}
+		app, other := f.newApp(), f.newApp()
+		m1 := f.newMessage(app.ID, func(m *hookd.Message) { m.EventID = "evt_batch" })
+		m2 := f.newMessage(app.ID)
+		mo := f.newMessage(other.ID)
+		got, err := br.GetMessagesByID(f.ctx, app.ID, []string{m1.ID, m2.ID, mo.ID, "msg_missing", "evt_batch"})
+		f.noErr(err)
+		equal(t, "messages", map[string]hookd.Message{m1.ID: m1, m2.ID: m2}, got)
+		got, err = br.GetMessagesByID(f.ctx, app.ID, nil)
+		f.noErr(err)
+		if len(got) != 0 {
+			t.Errorf("no id asked for, yet read: %+v", got)
+		}
+	}},
 	{"RoundTrip", func(t *testing.T, f *fixture) {
 		app, other := f.newApp(), f.newApp()
 		full := f.newMessage(app.ID, func(m *hookd.Message) {

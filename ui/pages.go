@@ -149,16 +149,24 @@ func (h *Handler) messageLog(q *req, appID string, f logFilter) (rows []logRow, 
 		if err != nil {
 			return nil, "", "", err
 		}
+		ids := make([]string, len(page.Data))
+		for i, d := range page.Data {
+			ids[i] = d.MessageID
+		}
+		msgs, err := h.client.GetMessages(q.ctx, appID, ids)
+		if err != nil {
+			return nil, "", "", err
+		}
 		for i := range page.Data {
 			d := page.Data[i]
-			m, err := h.client.GetMessage(q.ctx, appID, d.MessageID)
-			if err != nil {
+			m, ok := msgs[d.MessageID]
+			if !ok {
 				continue // deleted meanwhile
 			}
 			if f.Type != "" && m.EventType != f.Type {
 				continue
 			}
-			rows = append(rows, logRow{Message: *m, Delivery: &d, Endpoint: d.EndpointID})
+			rows = append(rows, logRow{Message: m, Delivery: &d, Endpoint: d.EndpointID})
 		}
 		return rows, pageNext(page.Done, page.Iterator), page.PrevIterator, nil
 	}

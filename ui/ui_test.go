@@ -319,16 +319,30 @@ func TestAppPageEndpointHealth(t *testing.T) {
 		`<span class="bad">0.0 %</span> <span class="muted">of 3</span>`,    // /failing (each retries in an hour)
 		`<span class="muted">no attempts</span>`,                            // /idle
 	}
+	page := s.srv.URL + "/ui/app/" + s.acme.ID
 	var body string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		_, _, body = get(t, c, s.srv.URL+"/ui/app/"+s.acme.ID)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, _, body = get(t, c, page)
 		missing := false
 		for _, w := range want {
 			missing = missing || !strings.Contains(body, w)
 		}
 		if !missing {
-			return
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the endpoints' health is not %q:\n%s", want, body)
 		}
 	}
-	t.Errorf("the endpoints' health is not %q:\n%s", want, body)
+
+	// The log filtered by status lists the deliveries with that status, each with its message.
+	for status, n := range map[string]int{"delivered": 3, "pending": 3, "failed": 0} {
+		_, _, body := get(t, c, page+"?status="+status)
+		if got := strings.Count(body, `<span class="status-`+status+`">`); got != n {
+			t.Errorf("?status=%s: %d deliveries shown, want %d:\n%s", status, got, n, body)
+		}
+		if got := strings.Count(body, "<td>invoice.paid</td>"); got != n {
+			t.Errorf("?status=%s: %d messages shown, want %d", status, got, n)
+		}
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/hookd/hookd/hookdtest"
 )
 
+// This file tests the reads the dashboard makes in one statement where the store can.
+
 // TestAttemptsByEndpoint counts attempts endpoint by endpoint: in one statement on a store that
 // can (SQLite here), and one AttemptsPerHour an endpoint on a store that cannot, alike.
 func TestAttemptsByEndpoint(t *testing.T) {
@@ -61,5 +63,36 @@ func equalCounts(t *testing.T, what string, want, got map[string]hookd.AttemptCo
 			t.Errorf("%s: %v, want %v", what, got, want)
 			return
 		}
+	}
+}
+
+// TestGetMessages reads messages by id: in one statement on a store that can, one by one on a
+// store that cannot, alike; event ids, other applications' messages and missing ids are left out.
+func TestGetMessages(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	m1 := b.send(t, b.app.ID, &hookd.MessageIn{EventType: "invoice.paid", EventID: "evt_1"}).Message
+	m2 := b.send(t, b.app.ID, &hookd.MessageIn{EventType: "invoice.voided"}).Message
+	other, err := b.client.CreateApplication(b.ctx, &hookd.ApplicationIn{Name: "Other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mo := b.send(t, other.ID, &hookd.MessageIn{EventType: "invoice.paid"}).Message
+	ids := []string{m1.ID, m2.ID, mo.ID, "evt_1", "msg_missing"}
+	plain, err := hookd.NewClient(struct{ hookd.Store }{b.store}, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*hookd.Client{"one statement": b.client, "one by one": plain} {
+		got, err := c.GetMessages(b.ctx, "acme", ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[m1.ID].EventType != "invoice.paid" || got[m2.ID].EventType != "invoice.voided" {
+			t.Errorf("%s: %+v, want %s and %s", name, got, m1.ID, m2.ID)
+		}
+	}
+	if _, err := b.client.GetMessages(b.ctx, "no_such_app", ids); !errors.Is(err, hookd.ErrNotFound) {
+		t.Errorf("an unknown application: %v, want ErrNotFound", err)
 	}
 }
