@@ -16,6 +16,7 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hookd/hookd"
@@ -214,7 +215,7 @@ func (t *postgresTarget) runURL() string {
 func (t *postgresTarget) runBackends(ctx context.Context) (string, []int, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, t.dbURL)
+	conn, err := connectDB(ctx, t.dbURL)
 	if err != nil {
 		return "", nil, false
 	}
@@ -236,7 +237,7 @@ func (t *postgresTarget) runBackends(ctx context.Context) (string, []int, bool) 
 
 // dropSchema drops schema and everything in it, through a connection of its own.
 func (t *postgresTarget) dropSchema(ctx context.Context, schema string) error {
-	conn, err := pgx.Connect(ctx, t.dbURL)
+	conn, err := connectDB(ctx, t.dbURL)
 	if err != nil {
 		return fmt.Errorf("drop schema %s: %w", schema, err)
 	}
@@ -303,7 +304,7 @@ func pingBenchBackends(ctx context.Context, o *benchOptions) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, o.dbURL)
+	conn, err := connectDB(ctx, o.dbURL)
 	if err == nil {
 		err = conn.Ping(ctx)
 		conn.Close(ctx)
@@ -330,4 +331,14 @@ func newBenchRunID() string {
 	var b [4]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// connectDB opens one connection to the database of url, as the store's pool would: the pool's
+// own parameters (pool_max_conns and the like), which the server would refuse, are left out.
+func connectDB(ctx context.Context, url string) (*pgx.Conn, error) {
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.ConnectConfig(ctx, pc.ConnConfig)
 }

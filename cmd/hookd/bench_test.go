@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/url"
 	"os"
 	"runtime"
 	"slices"
@@ -161,7 +162,20 @@ func TestBenchPostgres(t *testing.T) {
 	for _, target := range []string{"postgres", "postgres+redis"} {
 		t.Run(target, func(t *testing.T) {
 			t.Parallel()
-			args := []string{"--db", dbURL, "--target", target, "--messages", "20", "--endpoints", "2", "--producers", "2", "--json"}
+			db := dbURL
+			if target == "postgres" {
+				// A pool parameter in the URL, as hookd serve takes it: the bench's own connections
+				// must leave it out (the server refuses it as a setting).
+				u, err := url.Parse(dbURL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				q := u.Query()
+				q.Set("pool_max_conns", "6")
+				u.RawQuery = q.Encode()
+				db = u.String()
+			}
+			args := []string{"--db", db, "--target", target, "--messages", "20", "--endpoints", "2", "--producers", "2", "--json"}
 			if target == "postgres+redis" {
 				if queueURL == "" {
 					t.Skip("HOOKD_TEST_REDIS_URL is unset: set it to a Redis URL (e.g. redis://127.0.0.1:6379/0) to run the bench with the Redis queue")
