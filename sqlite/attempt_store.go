@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hookd/hookd"
@@ -121,14 +120,14 @@ func (q *queries) AttemptsByEndpoint(ctx context.Context, f hookd.AttemptStatsFi
 		id string
 		c  hookd.AttemptCount
 	}
-	args := []any{f.AppID, f.FromID, micros(f.Since)}
-	for _, id := range endpointIDs {
-		args = append(args, id)
+	ids, err := jsonList(endpointIDs)
+	if err != nil {
+		return nil, err
 	}
 	query := `SELECT endpoint_id, SUM(success), COUNT(*) - SUM(success) FROM hookd_attempts
-		WHERE app_id = ? AND id >= ? AND at >= ? AND endpoint_id IN (?` + strings.Repeat(", ?", len(endpointIDs)-1) + `)
+		WHERE app_id = ? AND id >= ? AND at >= ? AND endpoint_id IN (SELECT value FROM json_each(?))
 		GROUP BY endpoint_id`
-	rows, err := collect(ctx, q.q, query, args, func(rows rowScanner) (counted, error) {
+	rows, err := collect(ctx, q.q, query, []any{f.AppID, f.FromID, micros(f.Since), ids}, func(rows rowScanner) (counted, error) {
 		var c counted
 		err := rows.Scan(&c.id, &c.c.Succeeded, &c.c.Failed)
 		return c, err

@@ -56,12 +56,12 @@ func (q *queries) GetMessagesByID(ctx context.Context, appID string, ids []strin
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := []any{appID}
-	for _, id := range ids {
-		args = append(args, id)
+	list, err := jsonList(ids)
+	if err != nil {
+		return nil, err
 	}
 	msgs, err := collect(ctx, q.q, `SELECT `+messageCols+` FROM hookd_messages m
-		WHERE m.app_id = ? AND m.id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args, scanMessage)
+		WHERE m.app_id = ? AND m.id IN (SELECT value FROM json_each(?))`, []any{appID, list}, scanMessage)
 	if err != nil {
 		return nil, fmt.Errorf("get %d messages of application %s: %w", len(ids), appID, classify(err))
 	}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -124,4 +125,15 @@ func collect[T any](ctx context.Context, q querier, query string, args []any, sc
 		return nil, unavailable(err)
 	}
 	return out, nil
+}
+
+// jsonList is ids as one JSON array, for IN (SELECT value FROM json_each(?)): one parameter
+// however many ids, where a parameter each would meet SQLite's limit on a statement's
+// parameters (32,766).
+func jsonList(ids []string) (string, error) {
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return "", fmt.Errorf("encode ids: %w", err)
+	}
+	return string(b), nil
 }

@@ -280,6 +280,10 @@ var attemptTests = []test{
 		if len(got) != 0 {
 			t.Errorf("no endpoint asked for, yet counted: %+v", got)
 		}
+		// More ids than SQLite takes parameters in one statement (32,766).
+		got, err = ec.AttemptsByEndpoint(f.ctx, hookd.AttemptStatsFilter{AppID: app.ID, Since: h0}, append(manyIDs("ep_", 40_000), e2.ID))
+		f.noErr(err)
+		equal(t, "counts of 40,001 endpoints", map[string]hookd.AttemptCount{e2.ID: {Succeeded: 1}}, got)
 	}},
 	{"Filters", func(t *testing.T, f *fixture) {
 		app, other := f.newApp(), f.newApp()

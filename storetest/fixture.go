@@ -188,3 +188,12 @@ func (f *fixture) getDelivery(id string) *hookd.Delivery {
 	f.noErr(err)
 	return d
 }
+
+// manyIDs returns n ids with prefix that no row has.
+func manyIDs(prefix string, n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%snone%07d", prefix, i)
+	}
+	return ids
+}

@@ -33,6 +33,10 @@ var messageTests = []test{
 		if len(got) != 0 {
 			t.Errorf("no id asked for, yet read: %+v", got)
 		}
+		// More ids than SQLite takes parameters in one statement (32,766).
+		got, err = br.GetMessagesByID(f.ctx, app.ID, append(manyIDs("msg_", 40_000), m2.ID))
+		f.noErr(err)
+		equal(t, "messages of 40,001 ids", map[string]hookd.Message{m2.ID: m2}, got)
 	}},
 	{"RoundTrip", func(t *testing.T, f *fixture) {
 		app, other := f.newApp(), f.newApp()
