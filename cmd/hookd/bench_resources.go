@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hookd/hookd/internal/procmem"
@@ -16,10 +14,6 @@ import (
 
 // This file holds what B1 reports beside its speed: the CPU time and the peak memory of this
 // process, and of the database's and the queue's processes when they run outside it.
-
-// procClockTicks is the unit of the CPU times in /proc/<pid>/stat: USER_HZ, 100 per second on
-// Linux whatever the kernel's own tick.
-const procClockTicks = 100
 
 // usageSample is what sampleUsage read at one instant.
 type usageSample struct {
@@ -96,7 +90,7 @@ func readServers(names []string) map[string]serverSample {
 		if err != nil {
 			continue
 		}
-		name, own, children, ok := parseProcStat(stat)
+		name, own, children, ok := procmem.ParseStat(stat)
 		sum, wanted := out[name]
 		if !ok || !wanted {
 			continue
@@ -109,39 +103,14 @@ func readServers(names []string) map[string]serverSample {
 			sum.byPID = map[int]time.Duration{}
 		}
 		sum.processes++
-		sum.byPID[pid] = time.Duration(own) * time.Second / procClockTicks
-		sum.cpu += time.Duration(own+children) * time.Second / procClockTicks
+		sum.byPID[pid] = procmem.Ticks(own)
+		sum.cpu += procmem.Ticks(own + children)
 		if kib, err := procmem.PeakKiB(pid); err == nil {
 			sum.maxHWMKiB = max(sum.maxHWMKiB, kib)
 		}
 		out[name] = sum
 	}
 	return out
-}
-
-// parseProcStat reads a /proc/<pid>/stat line: the process's name (comm), its own CPU time
-// (utime + stime) and that of its children that ended and were waited for (cutime + cstime),
-// in clock ticks.
-func parseProcStat(stat []byte) (name string, own, children int64, ok bool) {
-	// "pid (comm) state ppid ...": comm may hold spaces and parentheses, and ends at the last ')'.
-	open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-	if open < 0 || end < open {
-		return "", 0, 0, false
-	}
-	fields := strings.Fields(string(stat[end+1:]))
-	// fields[0] is field 3 (state); utime, stime, cutime and cstime are fields 14 to 17.
-	if len(fields) < 15 {
-		return "", 0, 0, false
-	}
-	var ticks [4]int64
-	for i, f := range fields[11:15] {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return "", 0, 0, false
-		}
-		ticks[i] = n
-	}
-	return string(stat[open+1 : end]), ticks[0] + ticks[1], ticks[2] + ticks[3], true
 }
 
 // b1Resources is what B1 cost, from just before its first send until the store settled,

@@ -1,6 +1,7 @@
-// Package procmem reads the peak resident memory of a process from Linux's /proc: the VmHWM
-// line of /proc/<pid>/status, which ResetPeak sets back to the current resident set. Elsewhere
-// both return an error that wraps errors.ErrUnsupported.
+// Package procmem reads what a process has used from Linux's /proc: its peak resident memory,
+// the VmHWM line of /proc/<pid>/status, which ResetPeak sets back to the current resident set
+// (elsewhere both return an error that wraps errors.ErrUnsupported), and its CPU time, from
+// /proc/<pid>/stat (CPU, ParseStat).
 package procmem
 
 import (
