@@ -24,6 +24,9 @@ func OnListen(q hookd.Queue, f func()) { q.(*Queue).onListen = f }
 // NotifyChannel is the channel the queue of schema notifies.
 var NotifyChannel = notifyChannel
 
+// QueuePlanParams are the planner settings the queue's pool turns off.
+var QueuePlanParams = queuePlanParams
+
 // AsyncPool is the pool of s's queue statements (claims, outcomes, notifications).
 func AsyncPool(s *Store) *pgxpool.Pool { return s.asyncPool }
 

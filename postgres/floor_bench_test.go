@@ -3,14 +3,15 @@ package postgres_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookd/hookd/internal/procmem"
+	"github.com/hookd/hookd/postgres"
 )
 
 // BenchmarkRowFloor measures what PostgreSQL itself spends on the rows one delivery leaves, with
@@ -22,11 +23,12 @@ import (
 //     jobs;
 //   - work: one connection, batches of 30 jobs: a claim (moving run_at, as the queue does), then
 //     in one transaction the attempts inserted, the deliveries marked delivered, the endpoints'
-//     health updated and the jobs deleted.
+//     health updated and the jobs deleted. It plans as the queue's own pool does
+//     (postgres.QueuePlanParams) and without JIT; the send phase with the server's defaults, as
+//     the store's main pool.
 //
 // It reports the CPU time of the PostgreSQL backends that ran them (user + system, from
-// /proc/<pid>/stat, so the server must run on this machine) per delivery, for two schemas:
-// three schemas:
+// /proc/<pid>/stat, so the server must run on this machine) per delivery, for three schemas:
 //
 //   - schema=hookd, the migrations as they are: the floor under hookd's own PostgreSQL CPU per
 //     delivery (B1's "this run's postgres backends");
@@ -135,14 +137,15 @@ const (
 func floorPhase(b *testing.B, u string, conns, n int, send bool) time.Duration {
 	b.Helper()
 	ctx := context.Background()
-	// As the queue's own pool: plans that reach rows through indexes whatever the statistics say.
 	cfg, err := pgx.ParseConfig(u)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for k, v := range map[string]string{"enable_seqscan": "off", "enable_sort": "off", "enable_hashjoin": "off",
-		"enable_mergejoin": "off", "jit": "off"} {
-		cfg.RuntimeParams[k] = v
+	if !send {
+		for _, p := range postgres.QueuePlanParams {
+			cfg.RuntimeParams[p] = "off"
+		}
+		cfg.RuntimeParams["jit"] = "off"
 	}
 	var (
 		cs   []*pgx.Conn
@@ -168,20 +171,15 @@ func floorPhase(b *testing.B, u string, conns, n int, send bool) time.Duration {
 	before := backendsCPU(b, pids)
 	var (
 		wg   sync.WaitGroup
-		next = make(chan struct{})
+		left atomic.Int64 // messages still to send
 		errs = make(chan error, conns)
 	)
-	go func() {
-		defer close(next)
-		for range n {
-			next <- struct{}{}
-		}
-	}()
+	left.Store(int64(n))
 	for _, c := range cs {
 		wg.Go(func() {
 			var err error
 			if send {
-				for range next {
+				for left.Add(-1) >= 0 {
 					if _, err = c.Exec(ctx, floorSend); err != nil {
 						break
 					}
@@ -233,21 +231,13 @@ func floorWorkAll(ctx context.Context, c *pgx.Conn) error {
 // backendsCPU is the CPU time (user + system) the backends pids have used so far.
 func backendsCPU(b *testing.B, pids []int) time.Duration {
 	b.Helper()
-	var ticks int64
+	var sum time.Duration
 	for _, pid := range pids {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		cpu, err := procmem.CPU(pid)
 		if err != nil {
 			b.Skipf("the PostgreSQL backends' CPU time: %v (the server must run on this machine)", err)
 		}
-		// The fields after the command, which is in parentheses and may hold spaces.
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		for _, f := range fields[11:13] { // utime, stime (fields 14 and 15)
-			v, err := strconv.ParseInt(f, 10, 64)
-			if err != nil {
-				b.Fatalf("/proc/%d/stat: %v", pid, err)
-			}
-			ticks += v
-		}
+		sum += cpu
 	}
-	return time.Duration(ticks) * (time.Second / 100) // USER_HZ is 100 on Linux
+	return sum
 }

@@ -77,10 +77,10 @@ func TestHotStatementsNeverScanWholeTables(t *testing.T) {
 				}
 				text := strings.Join(plan, "\n")
 				for _, bad := range []string{"Seq Scan on hookd_", "Hash Join", "Sort"} {
-					// An empty endpoint table is scanned whole by the plan cached then, until the
-					// connection is replaced (pgxpool: within an hour) or the table analyzed. An
-					// installation's endpoints are few next to its deliveries.
-					if filled == 0 && bad == "Seq Scan on hookd_" {
+					// An empty endpoint table is scanned whole by the attempt record's plan cached
+					// then, until the connection is replaced (pgxpool: within an hour) or the table
+					// analyzed. An installation's endpoints are few next to its deliveries.
+					if filled == 0 && bad == "Seq Scan on hookd_" && st.name == "record_attempts" {
 						text = strings.ReplaceAll(text, "Seq Scan on hookd_endpoints", "")
 					}
 					if strings.Contains(text, bad) {

@@ -166,7 +166,7 @@ func Open(ctx context.Context, url string, cfg *Config) (*Store, error) {
 	// hashed a sequential scan of the whole table, and kept doing so as the table grew: measured
 	// on B1, a thousand scans of the whole table, dead rows included, in a run.)
 	// TestHotStatementsNeverScanWholeTables checks the plans.
-	for _, p := range []string{"enable_seqscan", "enable_sort", "enable_hashjoin", "enable_mergejoin"} {
+	for _, p := range queuePlanParams {
 		apc.ConnConfig.RuntimeParams[p] = "off"
 	}
 	apc.MaxConns, apc.MinConns = queueConns, 0
@@ -187,6 +187,9 @@ func Open(ctx context.Context, url string, cfg *Config) (*Store, error) {
 
 // queueConns bounds the connections of the queue's own statements.
 const queueConns = 8
+
+// queuePlanParams are the planner settings the queue's pool turns off (see Open).
+var queuePlanParams = []string{"enable_seqscan", "enable_sort", "enable_hashjoin", "enable_mergejoin"}
 
 // Pool returns the store's connection pool, for the app's own queries and for transactions to
 // hand to SendTx.
