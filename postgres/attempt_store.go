@@ -115,23 +115,20 @@ func (q *queries) AttemptsByEndpoint(ctx context.Context, f hookd.AttemptStatsFi
 	if len(endpointIDs) == 0 {
 		return out, nil
 	}
-	type counted struct {
-		id string
-		c  hookd.AttemptCount
-	}
-	rows, err := collect(ctx, q.c, `SELECT a.endpoint_id,
+	_, err := collect(ctx, q.c, `SELECT a.endpoint_id,
 		count(*) FILTER (WHERE a.success), count(*) FILTER (WHERE NOT a.success)
 		FROM hookd_attempts a WHERE a.app_id = $1 AND a.id >= $2 AND a.at >= $3 AND a.endpoint_id = ANY ($4)
-		GROUP BY a.endpoint_id`, []any{f.AppID, f.FromID, f.Since, endpointIDs}, func(r row) (counted, error) {
-		var c counted
-		err := r.Scan(&c.id, &c.c.Succeeded, &c.c.Failed)
-		return c, err
+		GROUP BY a.endpoint_id`, []any{f.AppID, f.FromID, f.Since, endpointIDs}, func(r row) (struct{}, error) {
+		var (
+			id string
+			c  hookd.AttemptCount
+		)
+		err := r.Scan(&id, &c.Succeeded, &c.Failed)
+		out[id] = c
+		return struct{}{}, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("attempts by endpoint: %w", classify(err))
-	}
-	for _, r := range rows {
-		out[r.id] = r.c
 	}
 	return out, nil
 }

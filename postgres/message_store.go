@@ -55,7 +55,7 @@ func (q *queries) GetMessage(ctx context.Context, appID, idOrEventID string) (*h
 
 // GetMessagesByID reads the messages of ids in one statement (hookd.MessageBatchReader).
 func (q *queries) GetMessagesByID(ctx context.Context, appID string, ids []string) (map[string]hookd.Message, error) {
-	out := make(map[string]hookd.Message, len(ids))
+	out := make(map[string]hookd.Message)
 	if len(ids) == 0 {
 		return out, nil
 	}

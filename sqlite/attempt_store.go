@@ -116,27 +116,20 @@ func (q *queries) AttemptsByEndpoint(ctx context.Context, f hookd.AttemptStatsFi
 	if len(endpointIDs) == 0 {
 		return out, nil
 	}
-	type counted struct {
-		id string
-		c  hookd.AttemptCount
-	}
-	ids, err := jsonList(endpointIDs)
-	if err != nil {
-		return nil, err
-	}
 	query := `SELECT endpoint_id, SUM(success), COUNT(*) - SUM(success) FROM hookd_attempts
 		WHERE app_id = ? AND id >= ? AND at >= ? AND endpoint_id IN (SELECT value FROM json_each(?))
 		GROUP BY endpoint_id`
-	rows, err := collect(ctx, q.q, query, []any{f.AppID, f.FromID, micros(f.Since), ids}, func(rows rowScanner) (counted, error) {
-		var c counted
-		err := rows.Scan(&c.id, &c.c.Succeeded, &c.c.Failed)
-		return c, err
+	_, err := collect(ctx, q.q, query, []any{f.AppID, f.FromID, micros(f.Since), jsonList(endpointIDs)}, func(rows rowScanner) (struct{}, error) {
+		var (
+			id string
+			c  hookd.AttemptCount
+		)
+		err := rows.Scan(&id, &c.Succeeded, &c.Failed)
+		out[id] = c
+		return struct{}{}, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("attempts by endpoint: %w", err)
-	}
-	for _, r := range rows {
-		out[r.id] = r.c
 	}
 	return out, nil
 }

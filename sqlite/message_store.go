@@ -52,18 +52,14 @@ func (q *queries) GetMessage(ctx context.Context, appID, idOrEventID string) (*h
 
 // GetMessagesByID reads the messages of ids in one statement (hookd.MessageBatchReader).
 func (q *queries) GetMessagesByID(ctx context.Context, appID string, ids []string) (map[string]hookd.Message, error) {
-	out := make(map[string]hookd.Message, len(ids))
+	out := make(map[string]hookd.Message)
 	if len(ids) == 0 {
 		return out, nil
 	}
-	list, err := jsonList(ids)
-	if err != nil {
-		return nil, err
-	}
 	msgs, err := collect(ctx, q.q, `SELECT `+messageCols+` FROM hookd_messages m
-		WHERE m.app_id = ? AND m.id IN (SELECT value FROM json_each(?))`, []any{appID, list}, scanMessage)
+		WHERE m.app_id = ? AND m.id IN (SELECT value FROM json_each(?))`, []any{appID, jsonList(ids)}, scanMessage)
 	if err != nil {
-		return nil, fmt.Errorf("get %d messages of application %s: %w", len(ids), appID, classify(err))
+		return nil, fmt.Errorf("get %d messages of application %s: %w", len(ids), appID, err)
 	}
 	for _, m := range msgs {
 		out[m.ID] = m

@@ -76,12 +76,8 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) ([]bus.Record, err
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	out, err := collect(ctx, s.rdb, `SELECT `+eventCols+` FROM hookd_events WHERE id IN (`+
-		strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")+`)`, args, scanEvent)
+	out, err := collect(ctx, s.rdb, `SELECT `+eventCols+` FROM hookd_events
+		WHERE id IN (SELECT value FROM json_each(?))`, []any{jsonList(ids)}, scanEvent)
 	if err != nil {
 		return nil, fmt.Errorf("events by id: %w", err)
 	}
