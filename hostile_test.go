@@ -23,7 +23,7 @@ func TestHostileReceivers(t *testing.T) {
 	b := setup(t, cfg)
 
 	receivers := map[string]hostile.Receiver{} // by endpoint id
-	for _, r := range hostile.Start(t) {
+	for _, r := range hostile.Start(t, cfg.Delivery.Timeout) {
 		ep, err := b.client.CreateEndpoint(b.ctx, b.app.ID, &hookd.EndpointIn{URL: r.URL, Description: r.Name})
 		if err != nil {
 			t.Fatalf("%s: %v", r.Name, err)

@@ -27,14 +27,15 @@ func TestServeHostileReceivers(t *testing.T) {
 	t.Parallel()
 	bin := buildHookd(t)
 	db := filepath.Join(t.TempDir(), "hookd.db")
+	const timeout = 2 * time.Second
 	p := startProcess(t, bin, "--db", "sqlite:"+db, "--token", testAdminToken, "--allow-subnets", "127.0.0.0/8",
-		"--timeout", "2s", "--retry-schedule", "1h")
+		"--timeout", timeout.String(), "--retry-schedule", "1h")
 	pid := p.cmd.Process.Pid
 	startKiB, rssErr := procmem.PeakKiB(pid)
 
 	app := mustCall(t, http.StatusCreated, http.MethodPost, p.url+"/api/v1/app", testAdminToken, `{"name":"hostile","uid":"hostile"}`)
 	receivers := map[string]hostile.Receiver{} // by endpoint id
-	for _, r := range hostile.Start(t) {
+	for _, r := range hostile.Start(t, timeout) {
 		ep := mustCall(t, http.StatusCreated, http.MethodPost, p.url+"/api/v1/app/hostile/endpoint", testAdminToken,
 			fmt.Sprintf(`{"url":%q,"description":%q}`, r.URL, r.Name))
 		receivers[ep["id"].(string)] = r

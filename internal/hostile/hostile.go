@@ -27,9 +27,9 @@ type Receiver struct {
 }
 
 // Start starts the receivers, on 127.0.0.1 but for one whose name does not resolve; they stop
-// when t ends. A sender should give up on "headers trickled" after its timeout, which must be
+// when t ends. timeout is the sender's attempt timeout: it gives up on "headers trickled" then,
 // well under the half minute that receiver takes.
-func Start(t testing.TB) []Receiver {
+func Start(t testing.TB, timeout time.Duration) []Receiver {
 	t.Helper()
 	tls := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	tls.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake the sender turns down, expected
@@ -48,7 +48,7 @@ func Start(t testing.TB) []Receiver {
 				}
 				time.Sleep(time.Second)
 			}
-		}), "no response within"},
+		}), "no response within " + timeout.String()},
 		{"1 GiB response", raw(t, func(conn net.Conn) {
 			_, _ = io.WriteString(conn, "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 1073741824\r\n\r\n")
 			chunk := make([]byte, 64<<10)
