@@ -78,7 +78,7 @@ func TestGetMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	mo := b.send(t, other.ID, &hookd.MessageIn{EventType: "invoice.paid"}).Message
-	ids := []string{m1.ID, m2.ID, mo.ID, "evt_1", "msg_missing"}
+	ids := []string{m1.ID, m2.ID, m1.ID, mo.ID, "evt_1", "msg_missing"} // m1 twice: two of its deliveries
 	plain, err := hookd.NewClient(struct{ hookd.Store }{b.store}, testConfig())
 	if err != nil {
 		t.Fatal(err)

@@ -35,8 +35,11 @@ func (c *Client) GetMessages(ctx context.Context, app string, ids []string) (map
 		}
 		return out, nil
 	}
-	out := make(map[string]Message, len(ids))
+	out := make(map[string]Message)
 	for _, id := range ids {
+		if _, ok := out[id]; ok {
+			continue // several deliveries of one message
+		}
 		m, err := c.store.GetMessage(ctx, a.ID, id)
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -178,12 +181,7 @@ func (c *Client) AttemptsByEndpoint(ctx context.Context, app string, endpointIDs
 		if err != nil {
 			return nil, fmt.Errorf("hookd: attempts by endpoint: %w", err)
 		}
-		var n AttemptCount
-		for _, h := range hours {
-			n.Succeeded += h.Succeeded
-			n.Failed += h.Failed
-		}
-		if n != (AttemptCount{}) {
+		if n := SumHours(hours); n != (AttemptCount{}) {
 			out[id] = n
 		}
 	}

@@ -87,6 +87,16 @@ type AttemptCount struct {
 	Failed    int
 }
 
+// SumHours is the attempts of hours in all.
+func SumHours(hours []HourCount) AttemptCount {
+	var n AttemptCount
+	for _, h := range hours {
+		n.Succeeded += h.Succeeded
+		n.Failed += h.Failed
+	}
+	return n
+}
+
 // Work is a delivery with its message, as a worker reads them.
 type Work struct {
 	Delivery *Delivery

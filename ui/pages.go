@@ -29,12 +29,7 @@ func (h *Handler) health(q *req, app string, ep hookd.Endpoint) (health, []hookd
 	if err != nil {
 		return health{}, nil, err
 	}
-	var n hookd.AttemptCount
-	for _, c := range hours {
-		n.Succeeded += c.Succeeded
-		n.Failed += c.Failed
-	}
-	return h.healthOf(ep, n), hours, nil
+	return h.healthOf(ep, hookd.SumHours(hours)), hours, nil
 }
 
 // healthOf is ep's health with n attempts in the window.
