@@ -120,6 +120,22 @@ type fleetProcess struct {
 	ended chan struct{}
 }
 
+// terminate stops p with SIGTERM and fails t unless it exits cleanly within the given time.
+func (p *fleetProcess) terminate(t testing.TB, within time.Duration) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.ended:
+	case <-time.After(within):
+		t.Fatalf("hookd serve still running %s after SIGTERM:\n%s", within, p.log())
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("hookd serve after SIGTERM: %v\n%s", err, p.log())
+	}
+}
+
 func (p *fleetProcess) log() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -60,17 +59,7 @@ func TestServeHostileReceivers(t *testing.T) {
 	}
 
 	// The attempts' errors are not in the API: read them from the database once hookd is gone.
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.ended:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("hookd serve still running 20 s after SIGTERM:\n%s", p.log())
-	}
-	if err := p.cmd.Wait(); err != nil {
-		t.Fatalf("hookd serve after SIGTERM: %v\n%s", err, p.log())
-	}
+	p.terminate(t, 20*time.Second)
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, db, nil)
 	if err != nil {

@@ -47,7 +47,6 @@ func TestRedisRestartedEmpty(t *testing.T) {
 		}
 	}
 	r := newLocalRedis(t, redisURL)
-	t.Cleanup(func() { r.ensureUp(t) }) // whatever happens, Redis runs again for the tests after this one
 	if !r.up() {
 		t.Fatalf("Redis does not answer at %s:%s", r.host, r.port)
 	}
@@ -162,7 +161,7 @@ var sweptRE = regexp.MustCompile(`hookd sweep enqueued pending deliveries.* enqu
 
 // redisRestartRun runs one "hookd serve --queue" on db and restarts Redis empty under load.
 func redisRestartRun(t *testing.T, bin string, r localRedis, redisURL, db string) {
-	t.Cleanup(func() { r.ensureUp(t) })
+	t.Cleanup(func() { r.ensureUp(t) }) // whatever happens, Redis runs again for what comes after this run
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	ns := "hookd-outage-" + hex.EncodeToString(b)

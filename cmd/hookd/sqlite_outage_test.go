@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -201,17 +200,7 @@ func serveOutage(t *testing.T, path string, breakIt, fixIt func() error) {
 	t.Logf("every accepted message arrived and was recorded; %d repeated requests at the receiver", repeats)
 
 	// hookd stops cleanly, and leaves the file intact, holding the accepted messages and no other.
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.ended:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("hookd serve still running 30 s after SIGTERM:\n%s", p.log())
-	}
-	if err := p.cmd.Wait(); err != nil {
-		t.Fatalf("hookd serve after SIGTERM: %v\n%s", err, p.log())
-	}
+	p.terminate(t, 30*time.Second)
 	db, err = sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
