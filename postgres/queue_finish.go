@@ -24,7 +24,10 @@ type outcome struct {
 // leased by the claim that ran it: its row is still the version that claim left (found by ctid,
 // a TID scan whatever the planner believes of the table; see claimJobsSQL) and it still has that
 // claim's number. A job claimed again meanwhile has a new row version, and a vacuumed slot
-// reused by another job has another id.
+// reused by another job has another id. The rule that comes with the ctid: nothing but claims
+// and outcomes may update a leased job's row, and a rewrite of the table (VACUUM FULL,
+// pg_repack) moves every row; an outcome that misses its row this way matches nothing, and the
+// job runs again once its lease runs out (at least once, never lost).
 const finishJobsSQL = `WITH done AS (
 	DELETE FROM hookd_jobs AS j USING unnest($1::tid[], $2::bigint[], $3::integer[]) AS v (tid, id, claims)
 	WHERE j.ctid = v.tid AND j.id = v.id AND j.claims = v.claims
