@@ -22,11 +22,14 @@ type Config struct {
 	// of A-Z, a-z, 0-9, '_', '.' and '-'. Required.
 	Namespace string
 	// SweepInterval is how often the sweeper runs while the queue is started (it also runs once
-	// at Start). Default: 30 s.
+	// at Start). Default: half of SweepAfter (after its own default), at most
+	// DefaultSweepInterval (30 s, the interval for the default SweepAfter of 1 min), so that a
+	// stranded delivery is enqueued again between SweepAfter and 1.5 times SweepAfter past due.
 	SweepInterval time.Duration
 	// SweepAfter is how long past due a pending delivery must be before the sweeper enqueues it:
 	// a delivery whose enqueue never happened (a crash between commit and enqueue, a transaction
-	// committed by the app, Redis restarted empty). Default: 1 min.
+	// committed by the app, Redis restarted empty). A zero SweepInterval follows it (see
+	// SweepInterval). Default: 1 min.
 	SweepAfter time.Duration
 	// ForwardInterval is how often asynq moves scheduled and retried tasks that became due to
 	// their queue (asynq's DelayedTaskCheckInterval). Default: 50 ms.
@@ -57,7 +60,8 @@ const (
 // namespacePattern is what Config.Namespace accepts.
 var namespacePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
-// withDefaults returns a copy of c with every zero field but Namespace set to its default.
+// withDefaults returns a copy of c with every zero field but Namespace set to its default
+// (SweepInterval's derived from SweepAfter's).
 func (c *Config) withDefaults() Config {
 	var out Config
 	if c != nil {
@@ -66,11 +70,16 @@ func (c *Config) withDefaults() Config {
 	if out.Logger == nil {
 		out.Logger = slog.Default()
 	}
-	if out.SweepInterval == 0 {
-		out.SweepInterval = DefaultSweepInterval
-	}
 	if out.SweepAfter == 0 {
 		out.SweepAfter = DefaultSweepAfter
+	}
+	if out.SweepInterval == 0 {
+		// Every half of SweepAfter, at most every DefaultSweepInterval, never zero (a SweepAfter
+		// of 1 ns). A negative SweepAfter keeps the default here and fails validate.
+		out.SweepInterval = DefaultSweepInterval
+		if out.SweepAfter > 0 {
+			out.SweepInterval = max(min(out.SweepAfter/2, DefaultSweepInterval), time.Nanosecond)
+		}
 	}
 	if out.ForwardInterval == 0 {
 		out.ForwardInterval = DefaultForwardInterval

@@ -45,8 +45,8 @@ func openDB(ctx context.Context, d dbTarget, logger *slog.Logger) (hookd.Store, 
 // openQueue returns the Redis queue of cfg.queueURL in front of store, or nil for the store's
 // own. An empty cfg.queueNamespace derives one from the database, so that installations on
 // different databases never share tasks on one Redis. The sweeper runs every half of
-// cfg.sweepAfter, at most every 30 s. It does not contact Redis: the client's Start does. Close
-// it after the client stops.
+// cfg.sweepAfter, at most every 30 s (redisqueue's default SweepInterval). It does not contact
+// Redis: the client's Start does. Close it after the client stops.
 func openQueue(cfg *serveConfig, store hookd.Store, jobTimeout time.Duration, logger *slog.Logger) (*redisqueue.Queue, error) {
 	if cfg.queueURL == "" {
 		return nil, nil
@@ -56,18 +56,11 @@ func openQueue(cfg *serveConfig, store hookd.Store, jobTimeout time.Duration, lo
 		namespace = defaultNamespace(cfg.db)
 	}
 	q, err := redisqueue.New(cfg.queueURL, store, &hookd.QueueConfig{Workers: cfg.workers, JobTimeout: jobTimeout},
-		&redisqueue.Config{Logger: logger, Namespace: namespace, SweepAfter: cfg.sweepAfter, SweepInterval: sweepInterval(cfg.sweepAfter)})
+		&redisqueue.Config{Logger: logger, Namespace: namespace, SweepAfter: cfg.sweepAfter})
 	if err != nil {
 		return nil, err
 	}
 	return q, nil
-}
-
-// sweepInterval is how often the sweeper runs for a --sweep-after of after: every half of it, at
-// most every redisqueue.DefaultSweepInterval (30 s, the interval for the default of 1 min). A
-// stranded delivery is enqueued again between after and 1.5 times after past due.
-func sweepInterval(after time.Duration) time.Duration {
-	return min(after/2, redisqueue.DefaultSweepInterval)
 }
 
 // defaultNamespace names an installation by its database: "hookd-" and 12 hex digits of a

@@ -391,22 +391,6 @@ func TestServeConfig(t *testing.T) {
 	}
 }
 
-// TestServeSweepInterval pins how often the sweeper runs for a --sweep-after: every half of it, at
-// most every 30 s.
-func TestServeSweepInterval(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ after, want time.Duration }{
-		{time.Second, 500 * time.Millisecond},
-		{2 * time.Second, time.Second},
-		{time.Minute, 30 * time.Second}, // the default: redisqueue's own interval
-		{10 * time.Minute, 30 * time.Second},
-	} {
-		if got := sweepInterval(tc.after); got != tc.want {
-			t.Errorf("sweepInterval(%s) = %s, want %s", tc.after, got, tc.want)
-		}
-	}
-}
-
 // quietEnv is an env whose streams go nowhere.
 func quietEnv() *env {
 	return &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}
