@@ -58,7 +58,7 @@ func setup(t *testing.T, cfg *hookd.Config) *bundle {
 		recv.Close()
 		store.Close()
 	})
-	t.Cleanup(func() { knowSecrets(t, log, store) })
+	log.SecretsAtCleanup(t, store) // after the client's Stop, before the store closes
 	b.client = b.start(t, cfg)
 	app, err := b.client.CreateApplication(ctx, &hookd.ApplicationIn{Name: "Acme", UID: "acme"})
 	if err != nil {
@@ -66,15 +66,6 @@ func setup(t *testing.T, cfg *hookd.Config) *bundle {
 	}
 	b.app = app
 	return b
-}
-
-// knowSecrets makes the signing keys in store known to log, for its check at the end of t: call
-// it in a cleanup that runs before the store closes.
-func knowSecrets(t *testing.T, log *logcheck.Log, store hookd.Reader) {
-	t.Helper()
-	if err := log.SecretsOf(context.Background(), store); err != nil {
-		t.Logf("the logs are checked for the secrets known so far only: %v", err)
-	}
 }
 
 // start builds and starts a client on the bundle's store; it is stopped at cleanup. Without a

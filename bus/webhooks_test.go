@@ -40,11 +40,7 @@ func newFanout(t *testing.T) *fanout {
 		recv.Close()
 		s.Close()
 	})
-	t.Cleanup(func() { // after the client's Stop, before the store closes
-		if err := log.SecretsOf(context.Background(), s); err != nil {
-			t.Logf("the logs are checked for the secrets known so far only: %v", err)
-		}
-	})
+	log.SecretsAtCleanup(t, s) // after the client's Stop, before the store closes
 	c, err := hookd.NewClient(s, &hookd.Config{Logger: log.Logger(), Delivery: &delivery.Config{
 		Timeout: time.Second, AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
 	if err != nil {

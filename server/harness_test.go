@@ -62,11 +62,7 @@ func setup(t testing.TB, auth Authenticator) *bundle {
 	}
 	recv := hookdtest.NewReceiver()
 	t.Cleanup(func() { recv.Close(); store.Close() })
-	t.Cleanup(func() { // after the client's Stop, before the store closes
-		if err := log.SecretsOf(context.Background(), store); err != nil {
-			t.Logf("the logs are checked for the secrets known so far only: %v", err)
-		}
-	})
+	log.SecretsAtCleanup(t, store) // after the client's Stop, before the store closes
 	client, err := hookd.NewClient(store, &hookd.Config{
 		Delivery: &delivery.Config{
 			Timeout:      2 * time.Second,

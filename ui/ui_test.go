@@ -44,11 +44,7 @@ func newSite(t *testing.T, start bool) *site {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	t.Cleanup(func() { // after the client's Stop, before the store closes
-		if err := log.SecretsOf(context.Background(), store); err != nil {
-			t.Logf("the logs are checked for the secrets known so far only: %v", err)
-		}
-	})
+	log.SecretsAtCleanup(t, store) // after the client's Stop, before the store closes
 	c, err := hookd.NewClient(store, &hookd.Config{Logger: log.Logger(), Delivery: &delivery.Config{Timeout: 2 * time.Second,
 		AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, RetrySchedule: []time.Duration{time.Hour}})
 	if err != nil {

@@ -43,11 +43,7 @@ func setupAPI(t *testing.T) *apiBundle {
 	}
 	recv := hookdtest.NewReceiver()
 	t.Cleanup(func() { recv.Close(); store.Close() })
-	t.Cleanup(func() { // after the client's Stop, before the store closes
-		if err := log.SecretsOf(context.Background(), store); err != nil {
-			t.Logf("the logs are checked for the secrets known so far only: %v", err)
-		}
-	})
+	log.SecretsAtCleanup(t, store) // after the client's Stop, before the store closes
 	client, err := hookd.NewClient(store, &hookd.Config{
 		Logger: log.Logger(),
 		Delivery: &delivery.Config{

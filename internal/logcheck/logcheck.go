@@ -99,6 +99,21 @@ func (l *Log) SecretsOf(ctx context.Context, r hookd.Reader) error {
 	}
 }
 
+// SecretsAtCleanup registers a cleanup of t that adds the signing keys in r as secrets (see
+// SecretsOf), logging, not failing, if it cannot read them all. Cleanups run last registered
+// first, so the order of registration matters: register it after the cleanup that closes the
+// store behind r, so that it reads r before r closes, and before starting the client that writes
+// to r, so that it reads r after the client stops, once every key is in.
+func (l *Log) SecretsAtCleanup(t testing.TB, r hookd.Reader) {
+	t.Helper()
+	t.Cleanup(func() {
+		t.Helper()
+		if err := l.SecretsOf(context.Background(), r); err != nil {
+			t.Logf("the logs are checked for the secrets known so far only: %v", err)
+		}
+	})
+}
+
 // String returns the lines recorded so far.
 func (l *Log) String() string {
 	l.mu.Lock()

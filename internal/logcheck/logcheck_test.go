@@ -84,3 +84,15 @@ func TestLogFailsItsTest(t *testing.T) {
 		t.Errorf("echoed %q, recorded %q", echoed.String(), l.String())
 	}
 }
+
+// SecretsAtCleanup only registers a cleanup: it reads nothing until t ends (a nil reader would
+// panic if it did).
+func TestSecretsAtCleanupWaitsForTheEnd(t *testing.T) {
+	t.Parallel()
+	f := &fakeT{TB: t}
+	l := New(f)
+	l.SecretsAtCleanup(f, nil)
+	if len(f.cleanups) != 2 {
+		t.Errorf("%d cleanups, want New's and SecretsAtCleanup's", len(f.cleanups))
+	}
+}
