@@ -13,6 +13,9 @@ import (
 // placeholders, which both accept, and scan only into types both scan into (string, int, int64,
 // bool, []byte, time.Time, sql.NullString, sql.NullTime). Arguments reach pgx unconverted
 // either way (pgx's database/sql driver passes every value through), so slices bind as arrays.
+// Every error that says the connection was lost or the server could not be reached comes back
+// marked hookd.ErrUnavailable (see unavailable), from the statement, the row's Scan or the rows'
+// Err alike, so that no caller can forget it and answer 500 where 503 is due.
 type conn interface {
 	exec(ctx context.Context, query string, args ...any) (int64, error)
 	query(ctx context.Context, query string, args ...any) (rows, error)
@@ -45,7 +48,7 @@ type pgxConn struct{ q pgxQuerier }
 func (c pgxConn) exec(ctx context.Context, query string, args ...any) (int64, error) {
 	tag, err := c.q.Exec(ctx, query, args...)
 	if err != nil {
-		return 0, err
+		return 0, unavailable(err)
 	}
 	return tag.RowsAffected(), nil
 }
@@ -53,13 +56,13 @@ func (c pgxConn) exec(ctx context.Context, query string, args ...any) (int64, er
 func (c pgxConn) query(ctx context.Context, query string, args ...any) (rows, error) {
 	r, err := c.q.Query(ctx, query, args...)
 	if err != nil {
-		return nil, err
+		return nil, unavailable(err)
 	}
-	return r, nil
+	return markedRows{r}, nil
 }
 
 func (c pgxConn) queryRow(ctx context.Context, query string, args ...any) row {
-	return c.q.QueryRow(ctx, query, args...)
+	return markedRow{c.q.QueryRow(ctx, query, args...)}
 }
 
 // sqlConn runs statements through a *sql.Tx of pgx's database/sql driver (pgx/v5/stdlib).
@@ -68,7 +71,7 @@ type sqlConn struct{ tx *sql.Tx }
 func (c sqlConn) exec(ctx context.Context, query string, args ...any) (int64, error) {
 	res, err := c.tx.ExecContext(ctx, query, args...)
 	if err != nil {
-		return 0, err
+		return 0, unavailable(err)
 	}
 	return res.RowsAffected()
 }
@@ -76,16 +79,27 @@ func (c sqlConn) exec(ctx context.Context, query string, args ...any) (int64, er
 func (c sqlConn) query(ctx context.Context, query string, args ...any) (rows, error) {
 	r, err := c.tx.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, err
+		return nil, unavailable(err)
 	}
-	return sqlRows{r}, nil
+	return markedRows{sqlRows{r}}, nil
 }
 
 func (c sqlConn) queryRow(ctx context.Context, query string, args ...any) row {
-	return c.tx.QueryRowContext(ctx, query, args...)
+	return markedRow{c.tx.QueryRowContext(ctx, query, args...)}
 }
 
 // sqlRows is *sql.Rows with pgx's Close, which returns nothing: Err reports what went wrong.
 type sqlRows struct{ *sql.Rows }
 
 func (r sqlRows) Close() { _ = r.Rows.Close() }
+
+// markedRow is a row whose Scan marks a lost connection (see unavailable).
+type markedRow struct{ row }
+
+func (r markedRow) Scan(dest ...any) error { return unavailable(r.row.Scan(dest...)) }
+
+// markedRows is a result set whose Scan and Err mark a lost connection (see unavailable).
+type markedRows struct{ rows }
+
+func (r markedRows) Scan(dest ...any) error { return unavailable(r.rows.Scan(dest...)) }
+func (r markedRows) Err() error             { return unavailable(r.rows.Err()) }

@@ -26,8 +26,8 @@ const (
 // points nowhere (an endpoint of a missing application) is hookd.ErrNotFound. The server's
 // message names the constraint, never the key's value (a token's hash stays out of errors).
 func classify(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || errors.Is(err, hookd.ErrUnavailable) {
+		return err
 	}
 	if unreachable(err) {
 		return fmt.Errorf("%w: %w", hookd.ErrUnavailable, err)
@@ -45,6 +45,17 @@ func classify(err error) error {
 		}
 	}
 	return err
+}
+
+// unavailable marks err as hookd.ErrUnavailable when it says the database could not be reached
+// and is not marked yet, and returns any other error as it is. InTx applies it to the error of
+// its function, so that a statement whose error went unclassified (or a caller's own statement
+// on Raw) still answers 503, not 500, when the connection is lost.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, hookd.ErrUnavailable) || !unreachable(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", hookd.ErrUnavailable, err)
 }
 
 // unreachable reports whether err says the database could not be reached or the connection was

@@ -222,7 +222,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) error {
 	}()
 	t := &txn{queries: queries{c: pgxConn{pgxTx}}, raw: pgxTx}
 	if err := fn(t); err != nil {
-		return err
+		return unavailable(err)
 	}
 	if err := pgxTx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit transaction: %w", classify(err))
