@@ -103,7 +103,7 @@ func (s *Server) handle(pattern string, public bool, h handlerFunc) {
 		if !public {
 			p, err := s.cfg.Auth.Authenticate(r.Context(), bearer(r))
 			if err != nil {
-				writeError(w, err)
+				s.fail(w, r, err)
 				return
 			}
 			rc.principal = p
@@ -113,14 +113,20 @@ func (s *Server) handle(pattern string, public bool, h handlerFunc) {
 		}
 		serve := func(w http.ResponseWriter) {
 			if err := h(w, r, rc); err != nil {
-				if isInternal(err) {
-					s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-				}
-				writeError(w, err)
+				s.fail(w, r, err)
 			}
 		}
 		s.idempotent(w, r, rc, serve) // a POST with Idempotency-Key: idempotency.go
 	})
+}
+
+// fail answers err (see writeError), logging it first when it is the server's fault rather than
+// the caller's.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if isInternal(err) {
+		s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	}
+	writeError(w, err)
 }
 
 // statusWriter remembers the status a handler wrote, for the request's log line.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -62,5 +63,47 @@ func TestIdempotencyUnavailableIs503(t *testing.T) {
 	}
 	if n := idemCountApps(t, b); n != 0 {
 		t.Fatalf("%d applications created, want 0", n)
+	}
+}
+
+// failingAuth is an Authenticator whose store lookup fails with err.
+type failingAuth struct{ err error }
+
+func (a failingAuth) Authenticate(context.Context, string) (Principal, error) {
+	return Principal{}, fmt.Errorf("server: authenticate: %w", a.err)
+}
+
+// An authenticator that cannot read its tokens answers as a handler would: 503 when the database
+// is unavailable, else a 500 that the server logs (it once answered 500 with no line in the log).
+func TestAuthenticatorFaults(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	for _, tc := range []struct {
+		err    error
+		status int
+		logged bool
+	}{
+		{fmt.Errorf("%w: connection refused", hookd.ErrUnavailable), http.StatusServiceUnavailable, true},
+		{errors.New("token table is corrupt"), http.StatusInternalServerError, true},
+	} {
+		api, err := New(b.client, &Config{Auth: failingAuth{tc.err}, Logger: b.log.Logger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := strings.Count(b.log.String(), "request failed")
+		req := httptest.NewRequest(http.MethodGet, "/api/v1/app", nil)
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, req)
+		var body map[string]string
+		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body["code"] == "" {
+			t.Errorf("%v: %d %q: want a JSON error body", tc.err, w.Code, w.Body)
+		}
+		if w.Code != tc.status {
+			t.Errorf("%v: status %d, want %d", tc.err, w.Code, tc.status)
+		}
+		if logged := strings.Count(b.log.String(), "request failed") > before; logged != tc.logged {
+			t.Errorf("%v: logged %t, want %t", tc.err, logged, tc.logged)
+		}
 	}
 }
