@@ -280,7 +280,9 @@ func (q *req) data(d map[string]any) map[string]any {
 	return d
 }
 
-// pageError shows err as the page: a missing thing as 404, bad input as 400, the rest as 500.
+// pageError shows err as the page: a missing thing as 404, bad input as 400, a conflict or a
+// disabled endpoint as 409, a database that cannot be reached as 503 (logged), the rest as 500
+// (logged).
 func (h *Handler) pageError(q *req, err error) {
 	var ve *hookd.ValidationError
 	switch {
@@ -290,6 +292,12 @@ func (h *Handler) pageError(q *req, err error) {
 		h.fail(q.w, q.r, http.StatusBadRequest, fmt.Sprintf("%s: %s", ve.Field, ve.Reason))
 	case errors.Is(err, hookd.ErrConflict):
 		h.fail(q.w, q.r, http.StatusConflict, "That conflicts with what exists: "+err.Error())
+	case errors.Is(err, hookd.ErrEndpointDisabled):
+		h.fail(q.w, q.r, http.StatusConflict, "That endpoint is disabled: enable it, then try again.")
+	case errors.Is(err, hookd.ErrUnavailable):
+		h.log.LogAttrs(q.ctx, slog.LevelError, "hookd ui: page failed", slog.String("path", q.r.URL.Path), slog.String("error", err.Error()))
+		q.w.Header().Set("Retry-After", "1")
+		h.fail(q.w, q.r, http.StatusServiceUnavailable, "The database cannot be reached just now, so nothing was read or changed. Try again in a moment.")
 	default:
 		h.log.LogAttrs(q.ctx, slog.LevelError, "hookd ui: page failed", slog.String("path", q.r.URL.Path), slog.String("error", err.Error()))
 		h.fail(q.w, q.r, http.StatusInternalServerError, "Something went wrong; the server's log says what.")

@@ -36,6 +36,13 @@ type site struct {
 // one waits an hour for its retry, so that it stays failed while a test looks).
 func newSite(t *testing.T, start bool) *site {
 	t.Helper()
+	return newSiteOver(t, start, nil)
+}
+
+// newSiteOver is newSite with the client's store seen through wrap (nil: as it is); the tokens
+// and the two applications are the store's own.
+func newSiteOver(t *testing.T, start bool, wrap func(hookd.Store) hookd.Store) *site {
+	t.Helper()
 	ctx := context.Background()
 	log := logcheck.New(t) // first, so that it is checked once everything stopped
 	log.Secret(adminToken)
@@ -45,7 +52,11 @@ func newSite(t *testing.T, start bool) *site {
 	}
 	t.Cleanup(func() { store.Close() })
 	log.SecretsAtCleanup(t, store) // after the client's Stop, before the store closes
-	c, err := hookd.NewClient(store, &hookd.Config{Logger: log.Logger(), Delivery: &delivery.Config{Timeout: 2 * time.Second,
+	var seen hookd.Store = store
+	if wrap != nil {
+		seen = wrap(store)
+	}
+	c, err := hookd.NewClient(seen, &hookd.Config{Logger: log.Logger(), Delivery: &delivery.Config{Timeout: 2 * time.Second,
 		AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, RetrySchedule: []time.Duration{time.Hour}})
 	if err != nil {
 		t.Fatal(err)
