@@ -90,7 +90,7 @@ func (cf *clientFlags) connect(e *env) (*conn, error) {
 		// The SDK keeps only the scheme and host of its server URL; put the path back.
 		rt = prefixTransport{prefix: p, next: rt}
 	}
-	hc := &http.Client{Timeout: requestTimeout, Transport: rt}
+	hc := &http.Client{Timeout: requestTimeout, Transport: rewindTransport{rt}}
 	sdk := svix.New(token, &svix.SvixOptions{ServerUrl: u, HTTPClient: hc})
 	return &conn{sdk: sdk, base: u.Redacted(), json: cf.json, e: e}, nil
 }
@@ -101,6 +101,26 @@ func (cf *clientFlags) connect(e *env) (*conn, error) {
 func once() *svix.PostOptions {
 	key := "hookd-cli-" + rand.Text()
 	return &svix.PostOptions{IdempotencyKey: &key}
+}
+
+// rewindTransport sends a request's body from its start every time. The Svix Go SDK (v1.44.0)
+// retries after a transport error or a 5xx by sending the same *http.Request again, its body
+// already read: without this, each retry of a POST failed with "http: ContentLength=N with Body
+// length 0" in place of the server's answer.
+type rewindTransport struct{ next http.RoundTripper }
+
+func (t rewindTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.GetBody == nil || r.Body == nil || r.Body == http.NoBody {
+		return t.next.RoundTrip(r)
+	}
+	body, err := r.GetBody()
+	_ = r.Body.Close() // a RoundTripper closes the body it is given
+	if err != nil {
+		return nil, err
+	}
+	r2 := r.Clone(r.Context())
+	r2.Body = body
+	return t.next.RoundTrip(r2)
 }
 
 // prefixTransport serves hookd mounted under a path (--url https://example.com/hookd).
@@ -182,6 +202,8 @@ func errorHint(status int, code string) string {
 		return "the server rejected the field named above; the command's --help describes it"
 	case status == http.StatusTooManyRequests:
 		return "the server is rate limiting; try again shortly"
+	case status == http.StatusServiceUnavailable:
+		return "the server's database cannot be reached just now, and nothing was written: try again; if it lasts, hookd serve's log says why"
 	case status >= 500:
 		return "the server failed; its log has the details"
 	}

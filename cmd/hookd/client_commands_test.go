@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -399,6 +400,42 @@ func TestClientConnectionRefused(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "secret-token-value") {
 		t.Fatalf("stderr shows the token: %q", r.stderr)
+	}
+}
+
+// A server whose database cannot be reached answers 503, as hookd serve does: the SDK tries
+// three times, each with the whole body and the same Idempotency-Key, and the command fails
+// saying that nothing was written and to try again.
+func TestClientServiceUnavailable(t *testing.T) {
+	t.Parallel()
+	var (
+		mu    sync.Mutex
+		tries []string // body and Idempotency-Key of each request
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		tries = append(tries, string(b)+" "+r.Header.Get("Idempotency-Key"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `{"code":"service_unavailable","detail":"The database is unavailable; nothing was written. Try again."}`)
+	}))
+	defer srv.Close()
+	r := run(t, "", "send", "acme", "--event-type", "x", "--data", "{}", "--url", srv.URL, "--token", testAPIToken)
+	if r.code != exitFailure {
+		t.Fatalf("exit %d, want %d; stderr %q", r.code, exitFailure, r.stderr)
+	}
+	for _, want := range []string{"503", "service_unavailable", "nothing was written: try again"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q lacks %q", r.stderr, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(tries) != 3 || !strings.Contains(tries[0], `"eventType":"x"`) || tries[1] != tries[0] || tries[2] != tries[0] {
+		t.Errorf("the server saw %d tries, want 3 alike, each with the whole body and one key: %q", len(tries), tries)
 	}
 }
 
