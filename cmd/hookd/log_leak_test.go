@@ -79,7 +79,7 @@ func serveSecrets(args []string) []string {
 		"main-key":                   {os.Getenv("HOOKD_MAIN_KEY")},
 		"operational-webhook-secret": {os.Getenv("HOOKD_OPERATIONAL_WEBHOOK_SECRET")},
 		"db":                         {os.Getenv("HOOKD_DB"), os.Getenv("DATABASE_URL")},
-		"queue":                      {os.Getenv("HOOKD_QUEUE")},
+		"queue":                      {os.Getenv("HOOKD_QUEUE"), os.Getenv("REDIS_URL")},
 	}
 	for i, a := range args {
 		name, value, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
