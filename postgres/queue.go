@@ -163,7 +163,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 		}
 	}
 	if _, err := c.exec(ctx, insertJobsSQL, lanes, runAts, deliveryIDs, attempts, triggers, notBefores, q.channel, notify); err != nil {
-		return fmt.Errorf("postgres queue: enqueue %d jobs: %w", n, classify(err))
+		return fmt.Errorf("postgres queue: enqueue %d jobs: %w", n, err)
 	}
 	return nil
 }

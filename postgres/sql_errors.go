@@ -48,9 +48,9 @@ func classify(err error) error {
 }
 
 // unavailable marks err as hookd.ErrUnavailable when it says the database could not be reached
-// and is not marked yet, and returns any other error as it is. InTx applies it to the error of
-// its function, so that a statement whose error went unclassified (or a caller's own statement
-// on Raw) still answers 503, not 500, when the connection is lost.
+// and is not marked yet, and returns any other error as it is. Every statement of the store's
+// conn passes its error here (conn.go); InTx passes its function's too, for what ran outside the
+// conn: a caller's own statements on Raw, River's inserts.
 func unavailable(err error) error {
 	if err == nil || errors.Is(err, hookd.ErrUnavailable) || !unreachable(err) {
 		return err
