@@ -294,12 +294,13 @@ func (h *Handler) pageError(q *req, err error) {
 		h.fail(q.w, q.r, http.StatusConflict, "That conflicts with what exists: "+err.Error())
 	case errors.Is(err, hookd.ErrEndpointDisabled):
 		h.fail(q.w, q.r, http.StatusConflict, "That endpoint is disabled: enable it, then try again.")
-	case errors.Is(err, hookd.ErrUnavailable):
-		h.log.LogAttrs(q.ctx, slog.LevelError, "hookd ui: page failed", slog.String("path", q.r.URL.Path), slog.String("error", err.Error()))
-		q.w.Header().Set("Retry-After", "1")
-		h.fail(q.w, q.r, http.StatusServiceUnavailable, "The database cannot be reached just now, so nothing was read or changed. Try again in a moment.")
 	default:
 		h.log.LogAttrs(q.ctx, slog.LevelError, "hookd ui: page failed", slog.String("path", q.r.URL.Path), slog.String("error", err.Error()))
+		if errors.Is(err, hookd.ErrUnavailable) {
+			q.w.Header().Set("Retry-After", "1")
+			h.fail(q.w, q.r, http.StatusServiceUnavailable, "The database cannot be reached just now, so nothing was read or changed. Try again in a moment.")
+			return
+		}
 		h.fail(q.w, q.r, http.StatusInternalServerError, "Something went wrong; the server's log says what.")
 	}
 }
