@@ -207,7 +207,7 @@ func redisRestartRun(t *testing.T, bin string, r localRedis, redisURL, db string
 				}
 				body := fmt.Sprintf(`{"eventType":"redis.outage","payload":{"w":%d,"i":%d}}`, w, i)
 				ph := phase.Load().(string)
-				status, id, took, ok := sendDuringOutage(t, client, p.url+"/api/v1/app/redis-outage/msg", body)
+				status, id, took, ok := callDuringOutage(t, client, http.MethodPost, p.url+"/api/v1/app/redis-outage/msg", body)
 				if !ok {
 					return
 				}
