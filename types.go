@@ -154,7 +154,7 @@ type Attempt struct {
 	StatusCode int    // 0 when no response arrived
 	Success    bool   // a 2xx arrived
 	Error      string // why it failed, for a human; empty on success
-	Response   string // the response body, up to the configured cap
+	Response   string // the response body, up to the configured cap; why, when no response arrived
 }
 
 // OperationalEvent is something an operator is told about (as Svix's operational webhooks):

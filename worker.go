@@ -223,7 +223,7 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 		ID: newID(prefixAttempt), DeliveryID: d.ID, MessageID: m.ID, EndpointID: ep.ID, AppID: d.AppID,
 		Number: job.Attempt, Trigger: job.Trigger, URL: ep.URL, At: at, Duration: res.Duration,
 		StatusCode: res.StatusCode, Success: res.Outcome == delivery.Success,
-		Error: res.Message(), Response: string(res.Body),
+		Error: res.Message(), Response: res.Response(),
 	}
 	if job.Trigger == TriggerManual {
 		a.Number = d.Attempts // manual attempts don't move the schedule

@@ -47,6 +47,18 @@ type Result struct {
 	Location string
 }
 
+// Response is the response as an attempt log keeps it: the body that arrived, or, when no
+// response arrived, why (the text of Err), as Svix stores a transport failure.
+func (r *Result) Response() string {
+	if r == nil {
+		return ""
+	}
+	if r.Err != nil && r.StatusCode == 0 {
+		return r.Err.Error()
+	}
+	return string(r.Body)
+}
+
 // Message describes the attempt for a human reading an attempt log: "" on
 // success, "HTTP 503", "redirect to https://example.com/new not followed
 // (HTTP 302)", or the transport failure ("no response within 15s",
