@@ -81,6 +81,13 @@ type MessageBatchReader interface {
 	GetMessagesByID(ctx context.Context, appID string, ids []string) (map[string]Message, error)
 }
 
+// EventTypeBatchReader is a Store that looks up many event types in one statement: the API checks
+// that every event type an endpoint filters on exists. Without it, the Client reads them one by one.
+type EventTypeBatchReader interface {
+	// ActiveEventTypes returns the names among names that are event types and not archived.
+	ActiveEventTypes(ctx context.Context, names []string) (map[string]bool, error)
+}
+
 // AttemptCount is how many attempts succeeded and failed.
 type AttemptCount struct {
 	Succeeded int

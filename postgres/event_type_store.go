@@ -34,6 +34,28 @@ func (q *queries) GetEventType(ctx context.Context, name string) (*hookd.EventTy
 	return &et, nil
 }
 
+// ActiveEventTypes finds the unarchived event types among names in one statement
+// (hookd.EventTypeBatchReader).
+func (q *queries) ActiveEventTypes(ctx context.Context, names []string) (map[string]bool, error) {
+	out := make(map[string]bool)
+	if len(names) == 0 {
+		return out, nil
+	}
+	found, err := collect(ctx, q.c, `SELECT t.name FROM hookd_event_types t WHERE NOT t.archived AND t.name = ANY ($1)`,
+		[]any{names}, func(r row) (string, error) {
+			var name string
+			err := r.Scan(&name)
+			return name, err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("find %d event types: %w", len(names), classify(err))
+	}
+	for _, name := range found {
+		out[name] = true
+	}
+	return out, nil
+}
+
 // ListEventTypes lists event types by name.
 func (q *queries) ListEventTypes(ctx context.Context, includeArchived bool, opts hookd.ListOptions) (*hookd.Page[hookd.EventType], error) {
 	l := &listQuery{cols: eventTypeCols, from: "hookd_event_types t", key: "t.name"}

@@ -132,6 +132,7 @@ var (
 	_ hookd.WorkBatchLoader        = (*Store)(nil)
 	_ hookd.EndpointAttemptCounter = (*Store)(nil)
 	_ hookd.MessageBatchReader     = (*Store)(nil)
+	_ hookd.EventTypeBatchReader   = (*Store)(nil)
 )
 
 // Open connects to the database at url (postgres://USER:PASSWORD@HOST:PORT/DATABASE?...) and

@@ -113,6 +113,7 @@ var (
 	_ hookd.InProcessStore         = (*Store)(nil)
 	_ hookd.EndpointAttemptCounter = (*Store)(nil)
 	_ hookd.MessageBatchReader     = (*Store)(nil)
+	_ hookd.EventTypeBatchReader   = (*Store)(nil)
 )
 
 // Open opens (creating it if needed) the SQLite database at path and brings its schema up to

@@ -20,6 +20,28 @@ func (f *fixture) getEventType(name string) *hookd.EventType {
 }
 
 var eventTypeTests = []test{
+	{"ActiveEventTypes", func(t *testing.T, f *fixture) {
+		br, ok := f.store.(hookd.EventTypeBatchReader)
+		if !ok {
+			t.Skip("the store is not a hookd.EventTypeBatchReader")
+		}
+		for _, name := range []string{"invoice.paid", "invoice.voided", "user:created-ü"} {
+			f.upsertEventType(hookd.EventType{Name: name, CreatedAt: at(0), UpdatedAt: at(0)})
+		}
+		f.write(func(tx hookd.Tx) error { return tx.ArchiveEventType(f.ctx, "invoice.voided", at(1)) })
+		got, err := br.ActiveEventTypes(f.ctx, []string{"invoice.paid", "invoice.voided", "user:created-ü", "missing", "invoice.paid"})
+		f.noErr(err)
+		equal(t, "active", map[string]bool{"invoice.paid": true, "user:created-ü": true}, got)
+		got, err = br.ActiveEventTypes(f.ctx, nil)
+		f.noErr(err)
+		if len(got) != 0 {
+			t.Errorf("no name asked for, yet found: %+v", got)
+		}
+		// More names than SQLite takes parameters in one statement (32,766).
+		got, err = br.ActiveEventTypes(f.ctx, append(manyIDs("type.", 40_000), "invoice.paid"))
+		f.noErr(err)
+		equal(t, "active of 40,001 names", map[string]bool{"invoice.paid": true}, got)
+	}},
 	{"RoundTrip", func(t *testing.T, f *fixture) {
 		full := hookd.EventType{
 			Name: "invoice.paid", Description: "An invoice was paid ✓",
