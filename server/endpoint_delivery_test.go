@@ -195,6 +195,7 @@ func TestEndpointSDKMessageDelivery(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	epTestApp(t, b, "sdkmsg")
+	epEventTypes(t, b, "invoice.paid")
 	ep, err := b.svix.Endpoint.Create(b.ctx, "sdkmsg", &svix.EndpointIn{Url: b.recv.URL("/sdk"), FilterTypes: []string{"invoice.paid"}})
 	if err != nil {
 		t.Fatal(err)
@@ -235,6 +236,7 @@ func TestEndpointSendExample(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	epTestApp(t, b, "ex")
+	epEventTypes(t, b, "other.type")
 	// The endpoint's filter does not match: send-example goes to it anyway, and to it alone.
 	ep, err := b.svix.Endpoint.Create(b.ctx, "ex", &svix.EndpointIn{Url: b.recv.URL("/ex"), FilterTypes: []string{"other.type"}})
 	if err != nil {

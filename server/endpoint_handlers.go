@@ -2,7 +2,9 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/hookd/hookd"
@@ -67,6 +69,14 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, rc *reqC
 	if err != nil {
 		return err
 	}
+	if f.secret.given() {
+		if err := checkEndpointSecret("secret", f.secret.v, hookd.SchemeStandard); err != nil {
+			return err
+		}
+	}
+	if err := s.checkEventTypesExist(r, f); err != nil {
+		return err
+	}
 	in := &hookd.EndpointIn{}
 	f.applyTo(in, true)
 	in.Secret = f.secret.v
@@ -127,6 +137,9 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, rc *reqC
 	if err != nil {
 		return err
 	}
+	if err := s.checkEventTypesExist(r, f); err != nil {
+		return err
+	}
 	id := r.PathValue("endpoint_id")
 	ep, err := s.client.EditEndpoint(r.Context(), a.ID, id, func(in *hookd.EndpointIn) error {
 		f.applyTo(in, true)
@@ -177,6 +190,9 @@ func (s *Server) patchEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCt
 			return err
 		}
 	}
+	if err := s.checkEventTypesExist(r, f); err != nil {
+		return err
+	}
 	ep, err := s.client.EditEndpoint(r.Context(), a.ID, cur.ID, func(in *hookd.EndpointIn) error {
 		f.applyTo(in, false)
 		if f.headers.set {
@@ -196,9 +212,15 @@ func (s *Server) patchEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCt
 	return nil
 }
 
-// checkEndpointSecret checks a secret for an endpoint signing with scheme (hookd.CheckSecret),
-// naming field in the 422.
+// checkEndpointSecret checks a secret given through the API for an endpoint signing with scheme,
+// naming field in the 422. As Svix's server does, the API takes a Standard Webhooks secret only
+// with its prefix (whsec_ for HMAC, whsk_ for ed25519): "invalid prefix" otherwise. The library
+// (hookd.CheckSecret) also takes a bare base64 secret, as Svix's receiver libraries do.
 func checkEndpointSecret(field, secret string, scheme hookd.SignatureScheme) error {
+	standard := scheme != hookd.SchemeStripe && scheme != hookd.SchemeEnvelope
+	if standard && !strings.HasPrefix(secret, "whsec_") && !strings.HasPrefix(secret, "whsk_") {
+		return invalidField("body", field, "invalid prefix")
+	}
 	var ve *hookd.ValidationError
 	if err := hookd.CheckSecret(secret, scheme); errors.As(err, &ve) {
 		return invalidField("body", field, ve.Reason)
@@ -260,8 +282,9 @@ func (s *Server) updateEndpointHeaders(w http.ResponseWriter, r *http.Request, r
 	return nil
 }
 
-// patchEndpointHeaders sets the headers given and removes those given as null
-// (EndpointHeadersPatchIn). Header names match without regard to case.
+// patchEndpointHeaders sets the headers given, removes those given as null, and removes those
+// named in deleteHeaders (EndpointHeadersPatchIn; Svix Cloud's deleteHeaders, with which headers
+// may be null or absent). Header names match without regard to case.
 func (s *Server) patchEndpointHeaders(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 	a, ep, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
@@ -275,7 +298,11 @@ func (s *Server) patchEndpointHeaders(w http.ResponseWriter, r *http.Request, rc
 	if err != nil {
 		return err
 	}
-	if !h.given() {
+	del, err := bodyField[[]string](b, "a list of strings", "deleteHeaders")
+	if err != nil {
+		return err
+	}
+	if !h.given() && !del.given() {
 		return invalidField("body", "headers", "field required")
 	}
 	for k, v := range h.v {
@@ -283,14 +310,23 @@ func (s *Server) patchEndpointHeaders(w http.ResponseWriter, r *http.Request, rc
 			return err
 		}
 		if v != nil {
-			if err := checkEndpointHeaderValue(k, *v, "headers"); err != nil {
+			if err := checkEndpointHeaderValue(*v, "headers"); err != nil {
 				return err
 			}
 		}
 	}
+	deleted, err := readDeleteHeaders(del.v, h.v)
+	if err != nil {
+		return err
+	}
 	_, err = s.client.EditEndpoint(r.Context(), a.ID, ep.ID, func(in *hookd.EndpointIn) error {
 		if in.Headers == nil {
 			in.Headers = map[string]string{}
+		}
+		for k := range in.Headers {
+			if deleted[strings.ToLower(k)] {
+				delete(in.Headers, k)
+			}
 		}
 		for k, v := range h.v {
 			if old, ok := endpointHeaderKey(in.Headers, k); ok {
@@ -307,6 +343,24 @@ func (s *Server) patchEndpointHeaders(w http.ResponseWriter, r *http.Request, rc
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// readDeleteHeaders checks the names of deleteHeaders and returns them in lower case. A name
+// both deleted and set in headers is a 422: the PATCH would mean two things.
+func readDeleteHeaders(names []string, set map[string]*string) (map[string]bool, error) {
+	out := make(map[string]bool, len(names))
+	for _, k := range names {
+		if !isHeaderToken(k) {
+			return nil, invalidField("body", "deleteHeaders", "Invalid Header Name.")
+		}
+		out[strings.ToLower(k)] = true
+	}
+	for k, v := range set {
+		if v != nil && out[strings.ToLower(k)] {
+			return nil, invalidField("body", "deleteHeaders", fmt.Sprintf("header %q is both set in headers and deleted", k))
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) getEndpointSecret(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {

@@ -58,6 +58,7 @@ func TestEndpointCRUDWithSDK(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	app := epTestApp(t, b, "crud")
+	epEventTypes(t, b, "invoice.paid", "user.signup", "order.created")
 	ctx := b.ctx
 
 	created, err := b.svix.Endpoint.Create(ctx, "crud", &svix.EndpointIn{
@@ -183,6 +184,7 @@ func TestEndpointGenerations(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	epTestApp(t, b, "gen")
+	epEventTypes(t, b, "a.b", "c.d")
 	current := []string{"channels", "createdAt", "description", "disabled", "eventTypes", "id", "metadata", "throttleRate", "uid", "updatedAt", "url"}
 	v144 := []string{"channels", "createdAt", "description", "disabled", "filterTypes", "id", "metadata", "rateLimit", "uid", "updatedAt", "url", "version"}
 
@@ -233,6 +235,7 @@ func TestEndpointPatchNull(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	epTestApp(t, b, "nulls")
+	epEventTypes(t, b, "a")
 	out := epReadJSON(t, b.do(t, "POST", "/api/v1/app/nulls/endpoint", `{"url":"https://example.com/a","uid":"u1",
 		"description":"d","eventTypes":["a"],"channels":["c"],"throttleRate":4,"metadata":{"k":"v"},"disabled":true}`), http.StatusCreated)
 	if out["disabled"] != true {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/hookd/hookd"
@@ -143,13 +142,19 @@ func readEndpointFields(b endpointBody, minRate int) (*endpointFields, error) {
 		return nil, invalidField("body", f.rate.name, fmt.Sprintf("must be from %d to 65535", minRate))
 	}
 	if f.eventTypes.given() {
-		if f.eventTypes.v, err = checkNameList(f.eventTypes.name, f.eventTypes.v, 0, 256); err != nil {
+		if f.eventTypes.v, err = checkNameList(f.eventTypes.name, f.eventTypes.v, 256); err != nil {
 			return nil, err
+		}
+		if len(f.eventTypes.v) == 0 {
+			return nil, invalidField("body", f.eventTypes.name, "eventTypes can't be empty, it must have at least one item.")
 		}
 	}
 	if f.channels.given() {
-		if f.channels.v, err = checkNameList("channels", f.channels.v, 10, 128); err != nil {
+		if f.channels.v, err = checkNameList("channels", f.channels.v, 128); err != nil {
 			return nil, err
+		}
+		if len(f.channels.v) < 1 || len(f.channels.v) > 10 {
+			return nil, invalidField("body", "channels", "Channels must have at least 1 and at most 10 items, or be set to null.")
 		}
 	}
 	if f.headers.given() {
@@ -161,22 +166,46 @@ func readEndpointFields(b endpointBody, minRate int) (*endpointFields, error) {
 }
 
 // checkNameList checks event type names or channels against the specs' pattern and returns the
-// list without repeats (the specs' uniqueItems). maxItems 0: no limit.
-func checkNameList(field string, list []string, maxItems, maxLen int) ([]string, error) {
-	var out []string
+// list without repeats (the specs' uniqueItems), in the order given.
+func checkNameList(field string, list []string, maxLen int) ([]string, error) {
+	out := make([]string, 0, len(list))
+	seen := make(map[string]bool, len(list))
 	for _, s := range list {
 		if s == "" || len(s) > maxLen || !svixID.MatchString(s) {
 			return nil, invalidField("body", field, fmt.Sprintf("%q: each must be 1 to %d characters of [a-zA-Z0-9-_.]", s, maxLen))
 		}
-		if !slices.Contains(out, s) {
+		if !seen[s] {
+			seen[s] = true
 			out = append(out, s)
 		}
 	}
-	if maxItems > 0 && len(out) > maxItems {
-		return nil, invalidField("body", field, fmt.Sprintf("%d items, at most %d", len(out), maxItems))
-	}
 	return out, nil
 }
+
+// checkEventTypesExist refuses event types that are not event types, or are archived, as Svix's
+// server does: one 422 naming them all, in the order given. The names are looked up at once.
+func (s *Server) checkEventTypesExist(r *http.Request, f *endpointFields) error {
+	if !f.eventTypes.given() {
+		return nil
+	}
+	missing, err := s.client.MissingEventTypes(r.Context(), f.eventTypes.v)
+	if err != nil {
+		return err
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	msg := "The following event types don't exist: "
+	if len(missing) > maxNamedMissing {
+		msg += strings.Join(missing[:maxNamedMissing], ", ") + fmt.Sprintf(" (and %d more)", len(missing)-maxNamedMissing)
+	} else {
+		msg += strings.Join(missing, ", ")
+	}
+	return invalidField("body", f.eventTypes.name, msg)
+}
+
+// maxNamedMissing is how many missing event types a 422 names; it counts the rest.
+const maxNamedMissing = 100
 
 // applyTo writes the given fields onto in. With replace (POST, PUT) an absent field takes its
 // default; without (PATCH) it stays. A null field takes its default either way.
@@ -225,87 +254,4 @@ func renameLibraryField(err error, names map[string]string) error {
 // libraryNames maps the library's field names to the caller's.
 func (f *endpointFields) libraryNames() map[string]string {
 	return map[string]string{"filterTypes": f.eventTypes.name, "rateLimit": f.rate.name}
-}
-
-// Header rules. Names are HTTP tokens; values have no control characters. Headers hookd sets
-// itself (framing, content type, signatures) cannot be set by hand.
-var (
-	reservedEndpointHeaders = []string{
-		"host", "content-type", "content-length", "transfer-encoding", "connection", "keep-alive",
-		"te", "trailer", "upgrade", "expect", "proxy-connection",
-	}
-	reservedEndpointHeaderPrefixes = []string{"webhook-", "svix-", "x-webhook-"}
-)
-
-const (
-	maxEndpointHeaders   = 64
-	maxEndpointHeaderLen = 4096
-)
-
-// checkEndpointHeaders checks headers to be set on an endpoint (field names the body field).
-func checkEndpointHeaders(h map[string]string, field string) error {
-	if len(h) > maxEndpointHeaders {
-		return invalidField("body", field, fmt.Sprintf("%d headers, at most %d", len(h), maxEndpointHeaders))
-	}
-	seen := make(map[string]bool, len(h))
-	for k, v := range h {
-		if err := checkEndpointHeaderName(k, field); err != nil {
-			return err
-		}
-		lk := strings.ToLower(k)
-		if seen[lk] {
-			return invalidField("body", field, fmt.Sprintf("header %q is given twice", k))
-		}
-		seen[lk] = true
-		if err := checkEndpointHeaderValue(k, v, field); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkEndpointHeaderName(k, field string) error {
-	if k == "" || len(k) > 256 {
-		return invalidField("body", field, "a header name must be 1 to 256 characters")
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-		if !ok {
-			return invalidField("body", field, fmt.Sprintf("%q is not a valid header name", k))
-		}
-	}
-	lk := strings.ToLower(k)
-	if slices.Contains(reservedEndpointHeaders, lk) {
-		return invalidField("body", field, fmt.Sprintf("header %q is set by hookd and cannot be changed", k))
-	}
-	for _, p := range reservedEndpointHeaderPrefixes {
-		if strings.HasPrefix(lk, p) {
-			return invalidField("body", field, fmt.Sprintf("headers starting with %q are set by hookd", p))
-		}
-	}
-	return nil
-}
-
-func checkEndpointHeaderValue(k, v, field string) error {
-	if len(v) > maxEndpointHeaderLen {
-		return invalidField("body", field, fmt.Sprintf("the value of %q is longer than %d bytes", k, maxEndpointHeaderLen))
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < 0x20 && c != '\t' || c == 0x7f {
-			return invalidField("body", field, fmt.Sprintf("the value of %q contains a control character", k))
-		}
-	}
-	return nil
-}
-
-// endpointHeaderKey returns the key of h that names the header k (names are case-insensitive).
-func endpointHeaderKey(h map[string]string, k string) (string, bool) {
-	for existing := range h {
-		if strings.EqualFold(existing, k) {
-			return existing, true
-		}
-	}
-	return "", false
 }

@@ -80,9 +80,6 @@ type endpointHeadersOut struct {
 	Sensitive []string          `json:"sensitive"`
 }
 
-// sensitiveEndpointHeaders are the headers whose values the API never shows.
-var sensitiveEndpointHeaders = []string{"authorization", "proxy-authorization", "cookie", "x-api-key"}
-
 func endpointHeadersOf(h map[string]string) *endpointHeadersOut {
 	out := &endpointHeadersOut{Headers: map[string]string{}, Sensitive: []string{}}
 	for k, v := range h {
