@@ -42,8 +42,8 @@ func (c *Client) GetAttempt(ctx context.Context, app, msg, attempt string) (*Att
 	return a, nil
 }
 
-// ExpungeAttemptContent deletes the response body captured by an attempt of a message (by id or
-// event id) of an application. An attempt of another message is ErrNotFound.
+// ExpungeAttemptContent replaces the response body captured by an attempt of a message (by id or
+// event id) of an application with ExpungedResponse. An attempt of another message is ErrNotFound.
 func (c *Client) ExpungeAttemptContent(ctx context.Context, app, msg, attempt string) error {
 	err := c.inApp(ctx, app, func(tx Tx, a *Application) error {
 		m, err := tx.GetMessage(ctx, a.ID, msg)

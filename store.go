@@ -226,7 +226,7 @@ type Writer interface {
 
 	InsertOperationalEvents(ctx context.Context, evs []OperationalEvent) error
 
-	// ExpungeAttemptResponse replaces an attempt's captured response with "".
+	// ExpungeAttemptResponse replaces an attempt's captured response with ExpungedResponse.
 	ExpungeAttemptResponse(ctx context.Context, attemptID string) error
 	// InsertToken stores a server token (ErrConflict when the hash exists).
 	InsertToken(ctx context.Context, t *Token) error

@@ -157,6 +157,9 @@ type Attempt struct {
 	Response   string // the response body, up to the configured cap; why, when no response arrived
 }
 
+// ExpungedResponse is the response of an attempt whose content was expunged, as Svix shows it.
+const ExpungedResponse = "EXPUNGED"
+
 // OperationalEvent is something an operator is told about (as Svix's operational webhooks):
 // an endpoint disabled, a delivery exhausted.
 type OperationalEvent struct {

@@ -70,10 +70,10 @@ func (q *queries) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hoo
 	return page, nil
 }
 
-// ExpungeAttemptResponse replaces the attempt's captured response with ""; a missing attempt is
-// hookd.ErrNotFound. The response is bytea: a receiver's body may hold any bytes.
+// ExpungeAttemptResponse replaces the attempt's captured response with hookd.ExpungedResponse; a
+// missing attempt is hookd.ErrNotFound. The response is bytea: a receiver's body may hold any bytes.
 func (t *txn) ExpungeAttemptResponse(ctx context.Context, attemptID string) error {
-	err := mustAffect(t.c.exec(ctx, `UPDATE hookd_attempts SET response = ''::bytea WHERE id = $1`, attemptID))
+	err := mustAffect(t.c.exec(ctx, `UPDATE hookd_attempts SET response = $2 WHERE id = $1`, attemptID, []byte(hookd.ExpungedResponse)))
 	if err != nil {
 		return fmt.Errorf("expunge response of attempt %s: %w", attemptID, err)
 	}

@@ -107,7 +107,7 @@ func (s *Server) getAttempt(w http.ResponseWriter, r *http.Request, rc *reqCtx) 
 }
 
 // expungeAttemptContent is v1.message-attempt.expunge-content: the captured response body is
-// deleted, 204.
+// replaced by "EXPUNGED", as Svix's server does, 204.
 func (s *Server) expungeAttemptContent(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 	a, err := s.resolveApp(r, rc)
 	if err != nil {

@@ -150,7 +150,7 @@ func TestAttemptsSDK(t *testing.T) {
 	if err := b.svix.MessageAttempt.ExpungeContent(b.ctx, "att", m.Id, failed.Id); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := b.svix.MessageAttempt.Get(b.ctx, "att", m.Id, failed.Id); err != nil || got.Response != "" || got.ResponseStatusCode != 500 {
+	if got, err := b.svix.MessageAttempt.Get(b.ctx, "att", m.Id, failed.Id); err != nil || got.Response != "EXPUNGED" || got.ResponseStatusCode != 500 {
 		t.Fatalf("after expunge: %+v, %v", got, err)
 	}
 	other, err := b.svix.Message.Create(b.ctx, "att", &svix.MessageIn{EventType: "order.created", Payload: map[string]any{}})

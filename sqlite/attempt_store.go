@@ -72,10 +72,10 @@ func (q *queries) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hoo
 	return page, nil
 }
 
-// ExpungeAttemptResponse replaces the attempt's captured response with ""; a missing attempt is
-// hookd.ErrNotFound.
+// ExpungeAttemptResponse replaces the attempt's captured response with hookd.ExpungedResponse; a
+// missing attempt is hookd.ErrNotFound.
 func (t *txn) ExpungeAttemptResponse(ctx context.Context, attemptID string) error {
-	err := mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_attempts SET response = '' WHERE id = ?`, attemptID))
+	err := mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_attempts SET response = ? WHERE id = ?`, hookd.ExpungedResponse, attemptID))
 	if err != nil {
 		return fmt.Errorf("expunge response of attempt %s: %w", attemptID, err)
 	}

@@ -218,7 +218,7 @@ var expungeAttemptResponseTests = []test{
 
 		f.write(func(tx hookd.Tx) error { return tx.ExpungeAttemptResponse(f.ctx, first.ID) })
 		want := first
-		want.Response = ""
+		want.Response = hookd.ExpungedResponse
 		got, err := f.store.GetAttempt(f.ctx, first.ID)
 		f.noErr(err)
 		equal(t, "expunged attempt", want, *got)
