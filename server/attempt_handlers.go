@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -35,9 +36,14 @@ var emptyAttemptList = listOut[any]{Data: []any{}, Done: true}
 
 // listAttempts lists attempts newest first, of a message, of an endpoint, or of both (msgID,
 // endpointID: id, uid or eventId; "" for any), filtered by status, status_code_class,
-// event_types, channel, before and after.
+// event_types, channel, before and after. With with_msg (Svix Cloud's) each attempt carries its
+// message.
 func (s *Server) listAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx, msgID, endpointID string) error {
 	q, err := readListQuery(r, filterStatus|filterCodeClass)
+	if err != nil {
+		return err
+	}
+	withMsg, err := queryBool(r, "with_msg", false)
 	if err != nil {
 		return err
 	}
@@ -88,8 +94,39 @@ func (s *Server) listAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toList(page, func(at *hookd.Attempt) any { return toAttemptOut(rc.gen, at, q.withContent) }))
+	msgs := map[string]*msgOut{}
+	if withMsg {
+		if msgs, err = s.attemptMessages(ctx, a.ID, page.Data); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, toList(page, func(at *hookd.Attempt) any {
+		return toAttemptOut(rc.gen, at, q.withContent, msgs[at.MessageID])
+	}))
 	return nil
+}
+
+// attemptMessages reads the messages of attempts in one read, as with_msg shows them: without
+// their payloads ({}), as Svix documents.
+func (s *Server) attemptMessages(ctx context.Context, appID string, attempts []hookd.Attempt) (map[string]*msgOut, error) {
+	ids := make([]string, 0, len(attempts))
+	seen := make(map[string]bool, len(attempts))
+	for _, at := range attempts {
+		if !seen[at.MessageID] {
+			seen[at.MessageID] = true
+			ids = append(ids, at.MessageID)
+		}
+	}
+	msgs, err := s.client.GetMessages(ctx, appID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*msgOut, len(msgs))
+	for id, m := range msgs {
+		mo := toMsgOut(&m, false)
+		out[id] = &mo
+	}
+	return out, nil
 }
 
 // getAttempt is v1.message-attempt.get.
@@ -102,7 +139,7 @@ func (s *Server) getAttempt(w http.ResponseWriter, r *http.Request, rc *reqCtx) 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toAttemptOut(rc.gen, at, true))
+	writeJSON(w, http.StatusOK, toAttemptOut(rc.gen, at, true, nil))
 	return nil
 }
 

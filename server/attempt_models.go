@@ -103,6 +103,7 @@ type attemptOut struct {
 	Timestamp          time.Time `json:"timestamp"`
 	TriggerType        int       `json:"triggerType"`
 	URL                string    `json:"url"`
+	Msg                *msgOut   `json:"msg,omitempty"`
 }
 
 // attemptOutV144 is MessageAttemptOut (and MessageAttemptEndpointOut) of the 1.44 generation: no
@@ -118,10 +119,13 @@ type attemptOutV144 struct {
 	Timestamp          time.Time `json:"timestamp"`
 	TriggerType        int       `json:"triggerType"`
 	URL                string    `json:"url"`
+	Msg                *msgOut   `json:"msg,omitempty"`
 }
 
 // toAttemptOut returns the attempt in the caller's generation; without content, response is "".
-func toAttemptOut(gen generation, a *hookd.Attempt, withContent bool) any {
+// msg, when not nil, is the attempt's message (with_msg), written in both generations: the 1.44
+// SDKs read it too.
+func toAttemptOut(gen generation, a *hookd.Attempt, withContent bool, msg *msgOut) any {
 	resp := a.Response
 	if !withContent {
 		resp = ""
@@ -131,13 +135,14 @@ func toAttemptOut(gen generation, a *hookd.Attempt, withContent bool) any {
 		return attemptOutV144{
 			EndpointID: a.EndpointID, ID: a.ID, MsgID: a.MessageID, Response: resp,
 			ResponseDurationMs: a.Duration.Milliseconds(), ResponseStatusCode: a.StatusCode,
-			Status: st, Timestamp: a.At.UTC(), TriggerType: attemptTrigger(a.Trigger), URL: a.URL,
+			Status: st, Timestamp: a.At.UTC(), TriggerType: attemptTrigger(a.Trigger), URL: a.URL, Msg: msg,
 		}
 	}
 	return attemptOut{
 		EndpointID: a.EndpointID, ID: a.ID, MsgID: a.MessageID, Response: resp,
 		ResponseDurationMs: a.Duration.Milliseconds(), ResponseStatusCode: a.StatusCode,
 		Status: st, StatusText: st.text(), Timestamp: a.At.UTC(), TriggerType: attemptTrigger(a.Trigger), URL: a.URL,
+		Msg: msg,
 	}
 }
 
