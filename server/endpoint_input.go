@@ -183,7 +183,8 @@ func checkNameList(field string, list []string, maxLen int) ([]string, error) {
 }
 
 // checkEventTypesExist refuses event types that are not event types, or are archived, as Svix's
-// server does: one 422 naming them all, in the order given. The names are looked up at once.
+// server does: one 422 naming them in the order given (the first maxNamedMissing, then how many
+// more). The names are looked up at once.
 func (s *Server) checkEventTypesExist(r *http.Request, f *endpointFields) error {
 	if !f.eventTypes.given() {
 		return nil
