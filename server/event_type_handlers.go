@@ -449,23 +449,3 @@ func checkDescription(d string) error {
 	}
 	return nil
 }
-
-// checkSchemas checks schemas: null, or an object of JSON Schemas (objects) by version. It
-// returns nil for null.
-func checkSchemas(raw json.RawMessage) (json.RawMessage, error) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return nil, nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(t, &m); err != nil {
-		return nil, invalidField("body", "schemas", "must be an object of JSON Schemas by version, e.g. {\"1\": {\"type\": \"object\"}}")
-	}
-	for version, s := range m {
-		var obj map[string]any
-		if err := json.Unmarshal(s, &obj); err != nil || obj == nil {
-			return nil, invalidField("body", "schemas", "the schema of version "+strconv.Quote(version)+" must be a JSON object")
-		}
-	}
-	return json.RawMessage(bytes.Clone(t)), nil
-}
