@@ -17,8 +17,9 @@ import (
 const maxDescription = 4096
 
 // eventTypeIn is EventTypeIn (POST) and, without name, EventTypeUpdate (PUT): the same in both
-// generations. featureFlags and groupName are Svix Cloud's (the SDKs from 1.5x on send them);
-// featureFlag, the open-source server's one flag, is the first of featureFlags (see eventTypeFlags).
+// generations. groupName (sent by the SDKs since before 1.44) and featureFlags (since 1.70) are
+// Svix Cloud's; featureFlag, the open-source server's one flag, is the first of featureFlags (see
+// eventTypeFlags).
 type eventTypeIn struct {
 	Name         *string         `json:"name"`
 	Description  *string         `json:"description"`
@@ -77,8 +78,8 @@ func toEventTypeOut(et *hookd.EventType, shape eventTypeShape) eventTypeOut {
 	if shape.schemas && len(et.Schemas) > 0 && !bytes.Equal(et.Schemas, []byte("null")) {
 		out.Schemas = et.Schemas
 	}
-	var flags []string // null when there are none
-	if flags = et.Flags(); len(flags) > 0 {
+	flags := et.Flags() // nil, written as null, when there are none
+	if len(flags) > 0 {
 		out.FeatureFlag = &flags[0]
 	}
 	if shape.featureFlags {
