@@ -369,7 +369,18 @@ func (c *Client) UpsertEventType(ctx context.Context, et *EventType) (*EventType
 	if err := checkText("description", et.Description, maxDescription); err != nil {
 		return nil, err
 	}
-	if err := checkText("featureFlag", et.FeatureFlag, maxIDLen); err != nil {
+	if len(et.FeatureFlags) > 0 && et.FeatureFlag != "" && et.FeatureFlag != et.FeatureFlags[0] {
+		return nil, invalid("featureFlag", "is the first of FeatureFlags; they differ")
+	}
+	for _, f := range et.Flags() {
+		if f == "" {
+			return nil, invalid("featureFlags", "holds an empty flag")
+		}
+		if err := checkText("featureFlags", f, maxIDLen); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkText("groupName", et.GroupName, maxIDLen); err != nil {
 		return nil, err
 	}
 	out := *et

@@ -87,10 +87,29 @@ type EventType struct {
 	Name        string
 	Description string
 	Schemas     json.RawMessage // JSON Schema by version, as Svix stores it; may be nil
+	// FeatureFlags hide the event type from app-portal tokens that hold none of them (hookd's
+	// tokens hold none); empty: every token sees it.
+	FeatureFlags []string
+	// FeatureFlag is the first of FeatureFlags, the one flag of the open-source Svix server. Set
+	// alone, with FeatureFlags empty, it is the list of one flag.
 	FeatureFlag string
+	GroupName   string // the group the event type is shown in (Svix's groupName); "" for none
+	Deprecated  bool   // still sent, but marked for consumers as on its way out
 	Archived    bool
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+}
+
+// Flags returns the event type's feature flags: FeatureFlags, or FeatureFlag alone when
+// FeatureFlags is empty.
+func (et *EventType) Flags() []string {
+	switch {
+	case len(et.FeatureFlags) > 0:
+		return et.FeatureFlags
+	case et.FeatureFlag != "":
+		return []string{et.FeatureFlag}
+	}
+	return nil
 }
 
 // Message is one event sent to one application.

@@ -32,7 +32,7 @@ func (in *applicationIn) toHookd() (*hookd.ApplicationIn, error) {
 	}
 	out := &hookd.ApplicationIn{Name: *in.Name, Metadata: in.Metadata}
 	if in.UID != nil {
-		if err := checkUID("uid", *in.UID, true); err != nil {
+		if err := checkUID("uid", *in.UID, appIDPrefix); err != nil {
 			return nil, err
 		}
 		out.UID = *in.UID
@@ -67,7 +67,7 @@ func (p *applicationPatch) apply(a *hookd.Application) (*hookd.ApplicationIn, er
 	if p.UID.Set {
 		in.UID = ""
 		if !p.UID.Null {
-			if err := checkUID("uid", p.UID.Value, true); err != nil {
+			if err := checkUID("uid", p.UID.Value, appIDPrefix); err != nil {
 				return nil, err
 			}
 			in.UID = p.UID.Value

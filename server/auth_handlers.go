@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,8 +55,10 @@ func (s *Server) authRoutes() {
 }
 
 // appPortalAccess mints an app-portal token for the application (admin only). When the
-// application does not exist and the body has an "application", it is created first, with the
-// path's value as its uid unless the body names one.
+// application does not exist and the body has an "application", it is created first; that
+// application's uid must be given and be the path's, as in Svix (a 422 on application.uid
+// otherwise). The inline application is checked whether or not it is needed, and ignored when
+// the path's application exists.
 func (s *Server) appPortalAccess(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 	if err := rc.requireAdmin(); err != nil {
 		return err
@@ -80,9 +83,15 @@ func (s *Server) appPortalAccess(w http.ResponseWriter, r *http.Request, rc *req
 			return err
 		}
 	}
+	var create *hookd.ApplicationIn
+	if in.Application != nil {
+		if create, err = in.Application.toHookd(); err != nil {
+			return inApplication(err)
+		}
+	}
 	app, err := s.client.GetApplication(r.Context(), ref)
-	if errors.Is(err, hookd.ErrNotFound) && in.Application != nil {
-		app, err = s.createPortalApp(r, ref, in.Application)
+	if errors.Is(err, hookd.ErrNotFound) && create != nil {
+		app, err = s.createPortalApp(r, ref, in.Application.UID, create)
 	}
 	if err != nil {
 		return err
@@ -95,21 +104,40 @@ func (s *Server) appPortalAccess(w http.ResponseWriter, r *http.Request, rc *req
 	return nil
 }
 
-// createPortalApp creates the application AppPortalAccessIn asked for, or returns the one a
-// concurrent request created under the same uid.
-func (s *Server) createPortalApp(r *http.Request, ref string, body *applicationIn) (*hookd.Application, error) {
-	if body.UID == nil && !strings.HasPrefix(ref, "app_") {
-		body.UID = &ref
-	}
-	in, err := body.toHookd()
-	if err != nil {
-		return nil, err
+// createPortalApp creates the application AppPortalAccessIn asked for under the path's uid ref,
+// or returns the one a concurrent request created under it. uid is the body's.
+func (s *Server) createPortalApp(r *http.Request, ref string, uid *string, in *hookd.ApplicationIn) (*hookd.Application, error) {
+	switch {
+	case uid == nil:
+		return nil, invalidField("body", "application.uid", "Application UID not set in body")
+	case *uid != ref:
+		return nil, invalidField("body", "application.uid", "Application UID in the path and body must match")
 	}
 	app, err := s.client.CreateApplication(r.Context(), in)
 	if errors.Is(err, hookd.ErrConflict) {
 		return s.client.GetApplication(r.Context(), in.UID)
 	}
-	return app, err
+	return app, inApplication(err)
+}
+
+// inApplication names the fields of a 422 about an inline application as its fields
+// ("application.name").
+func inApplication(err error) error {
+	var ve *validationError
+	if errors.As(err, &ve) {
+		out := &validationError{Detail: slices.Clone(ve.Detail)}
+		for i, d := range out.Detail {
+			if len(d.Loc) == 2 && d.Loc[0] == "body" {
+				out.Detail[i].Loc = []string{"body", "application." + d.Loc[1]}
+			}
+		}
+		return out
+	}
+	var he *hookd.ValidationError
+	if errors.As(err, &he) {
+		return invalidField("body", "application."+he.Field, he.Reason)
+	}
+	return err
 }
 
 // dashboardAccess is the 1.44 spec's older name of appPortalAccess, without a body.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookd/hookd"
 	svix "github.com/svix/svix-webhooks/go"
 )
 
@@ -124,12 +125,33 @@ func TestAuthDashboardAccess(t *testing.T) {
 }
 
 // TestAuthPortalAccessCreatesApp: AppPortalAccessIn.application creates the application when the
-// path names none.
+// path names none, if its uid is given and is the path's (as in Svix); otherwise it is a 422 on
+// application.uid and nothing is created. It is ignored when the application exists.
 func TestAuthPortalAccessCreatesApp(t *testing.T) {
 	t.Parallel()
 	b := authSetup(t)
 	appReadJSON(t, b.do(t, "POST", "/api/v1/auth/app-portal-access/newco", `{}`), http.StatusNotFound)
-	out := appReadJSON(t, b.do(t, "POST", "/api/v1/auth/app-portal-access/newco", `{"application":{"name":"New Co"},"expiry":3600}`), http.StatusOK)
+	for _, c := range []struct{ path, body, field, msg string }{
+		{"newco", `{"application":{"name":"New Co"}}`, "application.uid", "Application UID not set in body"},
+		{"newco", `{"application":{"name":"New Co","uid":null}}`, "application.uid", "Application UID not set in body"},
+		{"newco", `{"application":{"name":"New Co","uid":"other"}}`, "application.uid", "Application UID in the path and body must match"},
+		{"newco", `{"application":{"name":"New Co","uid":"NEWCO"}}`, "application.uid", "Application UID in the path and body must match"},
+		{"newco", `{"application":{"uid":"newco"}}`, "application.name", "field required"},
+		{"newco", `{"application":{"name":"","uid":"newco"}}`, "application.name", ""},
+		{"newco", `{"application":{"name":"New Co","uid":"newco","throttleRate":0}}`, "application.throttleRate", ""},
+		{"app_x", `{"application":{"name":"New Co","uid":"app_x"}}`, "application.uid", "Uids are not allowed to have the same prefix as the ID. Prefix with _?"},
+	} {
+		out := appReadJSON(t, b.do(t, "POST", "/api/v1/auth/app-portal-access/"+c.path, c.body), http.StatusUnprocessableEntity)
+		d := out["detail"].([]any)[0].(map[string]any)
+		if loc := d["loc"].([]any); len(loc) != 2 || loc[0] != "body" || loc[1] != c.field || (c.msg != "" && d["msg"] != c.msg) {
+			t.Fatalf("%s %s: detail %v, want %s %q", c.path, c.body, d, c.field, c.msg)
+		}
+	}
+	if apps, err := b.client.ListApplications(b.ctx, hookd.ListOptions{}); err != nil || len(apps.Data) != 0 {
+		t.Fatalf("applications after refused requests: %+v, %v", apps, err)
+	}
+
+	out := appReadJSON(t, b.do(t, "POST", "/api/v1/auth/app-portal-access/newco", `{"application":{"name":"New Co","uid":"newco"},"expiry":3600}`), http.StatusOK)
 	app, err := b.client.GetApplication(b.ctx, "newco")
 	if err != nil || app.Name != "New Co" {
 		t.Fatalf("created app %+v, %v", app, err)
@@ -138,10 +160,27 @@ func TestAuthPortalAccessCreatesApp(t *testing.T) {
 	if got["id"] != app.ID {
 		t.Fatalf("portal token reads %v", got)
 	}
-	// It is ignored when the application exists.
+	// It is ignored when the application exists, by uid or id, whatever its uid; but it is
+	// still checked.
 	appReadJSON(t, b.do(t, "POST", "/api/v1/auth/app-portal-access/newco", `{"application":{"name":"Other Name"}}`), http.StatusOK)
+	appReadJSON(t, b.do(t, "POST", "/api/v1/auth/app-portal-access/newco", `{"application":{"name":"Other Name","uid":"elsewhere"}}`), http.StatusOK)
+	appReadJSON(t, b.do(t, "POST", "/api/v1/auth/app-portal-access/"+app.ID, `{"application":{"name":"Other Name","uid":"newco"}}`), http.StatusOK)
+	appReadJSON(t, b.do(t, "POST", "/api/v1/auth/app-portal-access/newco", `{"application":{"uid":"newco"}}`), http.StatusUnprocessableEntity)
 	if app, _ := b.client.GetApplication(b.ctx, "newco"); app.Name != "New Co" {
 		t.Fatalf("existing app changed: %+v", app)
+	}
+	if apps, err := b.client.ListApplications(b.ctx, hookd.ListOptions{}); err != nil || len(apps.Data) != 1 {
+		t.Fatalf("applications: %+v, %v", apps, err)
+	}
+
+	// The Go SDK v1.44.0 sends the inline application.
+	access, err := b.svix.Authentication.AppPortalAccess(b.ctx, "sdkco", &svix.AppPortalAccessIn{
+		Application: &svix.ApplicationIn{Name: "SDK Co", Uid: svix.String("sdkco")}})
+	if err != nil || access.Token == "" {
+		t.Fatalf("SDK portal access creating its app: %+v, %v", access, err)
+	}
+	if a, err := b.client.GetApplication(b.ctx, "sdkco"); err != nil || a.Name != "SDK Co" {
+		t.Fatalf("SDK-created app %+v, %v", a, err)
 	}
 }
 

@@ -68,9 +68,16 @@ func unmarshalBody(body []byte, v any) error {
 // svixID is the pattern of uid and eventId in both specs.
 var svixID = regexp.MustCompile(`^[a-zA-Z0-9\-_.]+$`)
 
-// checkUID validates a uid (or eventId) as Svix does: at most 256 characters of
-// [a-zA-Z0-9-_.], and for uids not starting with an id prefix.
-func checkUID(field, v string, isUID bool) error {
+// The id prefixes a uid of the same entity may not start with (Svix's BaseUid::ID_PREFIX).
+const (
+	appIDPrefix      = "app_"
+	endpointIDPrefix = "ep_"
+)
+
+// checkUID validates a uid (or eventId) as Svix does: 1 to 256 characters of [a-zA-Z0-9-_.],
+// and, when idPrefix is not empty, not starting with idPrefix, the prefix of the ids of the uid's
+// own entity (app_ for an application, ep_ for an endpoint), so that a uid is never read as an id.
+func checkUID(field, v, idPrefix string) error {
 	switch {
 	case v == "":
 		return invalidField("body", field, "must not be empty")
@@ -78,8 +85,8 @@ func checkUID(field, v string, isUID bool) error {
 		return invalidField("body", field, "at most 256 characters")
 	case !svixID.MatchString(v):
 		return invalidField("body", field, "must match ^[a-zA-Z0-9\\-_.]+$")
-	case isUID && (strings.HasPrefix(v, "app_") || strings.HasPrefix(v, "ep_") || strings.HasPrefix(v, "msg_")):
-		return invalidField("body", field, "must not start with app_, ep_ or msg_ (those are ids)")
+	case idPrefix != "" && strings.HasPrefix(v, idPrefix):
+		return invalidField("body", field, "Uids are not allowed to have the same prefix as the ID. Prefix with _?")
 	}
 	return nil
 }

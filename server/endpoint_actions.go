@@ -73,7 +73,7 @@ func (s *Server) sendEndpointExample(w http.ResponseWriter, r *http.Request, rc 
 	if !et.given() {
 		return invalidField("body", "eventType", "field required")
 	}
-	if err := checkUID("eventType", et.v, false); err != nil {
+	if err := checkUID("eventType", et.v, ""); err != nil {
 		return err
 	}
 	payload := s.examplePayload(r, et.v)

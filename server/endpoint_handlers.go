@@ -148,7 +148,7 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, rc *reqC
 		}
 		return nil
 	})
-	if errors.Is(err, hookd.ErrNotFound) && checkUID("endpoint_id", id, true) == nil {
+	if errors.Is(err, hookd.ErrNotFound) && checkUID("endpoint_id", id, endpointIDPrefix) == nil {
 		in := &hookd.EndpointIn{}
 		f.applyTo(in, true)
 		if in.UID == "" {

@@ -131,7 +131,7 @@ func readEndpointFields(b endpointBody, minRate int) (*endpointFields, error) {
 	case f.url.null:
 		return nil, invalidField("body", "url", "must not be null")
 	case f.uid.given():
-		if err := checkUID("uid", f.uid.v, true); err != nil {
+		if err := checkUID("uid", f.uid.v, endpointIDPrefix); err != nil {
 			return nil, err
 		}
 	}

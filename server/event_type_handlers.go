@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,49 +17,77 @@ import (
 const maxDescription = 4096
 
 // eventTypeIn is EventTypeIn (POST) and, without name, EventTypeUpdate (PUT): the same in both
-// generations.
+// generations. groupName (sent by the SDKs since before 1.44) and featureFlags (since 1.70) are
+// Svix Cloud's; featureFlag, the open-source server's one flag, is the first of featureFlags (see
+// eventTypeFlags).
 type eventTypeIn struct {
-	Name        *string         `json:"name"`
-	Description *string         `json:"description"`
-	Archived    bool            `json:"archived"`
-	Deprecated  bool            `json:"deprecated"`
-	Schemas     json.RawMessage `json:"schemas"`
-	FeatureFlag *string         `json:"featureFlag"`
+	Name         *string         `json:"name"`
+	Description  *string         `json:"description"`
+	Archived     bool            `json:"archived"`
+	Deprecated   bool            `json:"deprecated"`
+	Schemas      json.RawMessage `json:"schemas"`
+	FeatureFlag  *string         `json:"featureFlag"`
+	FeatureFlags *[]string       `json:"featureFlags"`
+	GroupName    *string         `json:"groupName"`
 }
 
 // eventTypePatch is EventTypePatch: absent fields stay as they are.
 type eventTypePatch struct {
-	Description optional[string]          `json:"description"`
-	Archived    optional[bool]            `json:"archived"`
-	Deprecated  optional[bool]            `json:"deprecated"`
-	Schemas     optional[json.RawMessage] `json:"schemas"`
-	FeatureFlag optional[string]          `json:"featureFlag"`
+	Description  optional[string]          `json:"description"`
+	Archived     optional[bool]            `json:"archived"`
+	Deprecated   optional[bool]            `json:"deprecated"`
+	Schemas      optional[json.RawMessage] `json:"schemas"`
+	FeatureFlag  optional[string]          `json:"featureFlag"`
+	FeatureFlags optional[[]string]        `json:"featureFlags"`
+	GroupName    optional[string]          `json:"groupName"`
 }
 
-// eventTypeOut is EventTypeOut, the same in both generations. hookd does not keep Svix's
-// deprecated flag yet: it is always false.
+// eventTypeOut is EventTypeOut, the same in both generations: featureFlag (the open-source
+// server's) and Svix Cloud's featureFlags and groupName, each null when unset. featureFlags is
+// left out for the SDKs older than 1.70, which lack it (the Go SDK up to 1.56 refuses a field
+// it does not know).
 type eventTypeOut struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Archived    bool            `json:"archived"`
-	Deprecated  bool            `json:"deprecated"`
-	Schemas     json.RawMessage `json:"schemas"`
-	CreatedAt   time.Time       `json:"createdAt"`
-	UpdatedAt   time.Time       `json:"updatedAt"`
-	FeatureFlag *string         `json:"featureFlag"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	Archived     bool            `json:"archived"`
+	Deprecated   bool            `json:"deprecated"`
+	Schemas      json.RawMessage `json:"schemas"`
+	CreatedAt    time.Time       `json:"createdAt"`
+	UpdatedAt    time.Time       `json:"updatedAt"`
+	FeatureFlag  *string         `json:"featureFlag"`
+	FeatureFlags *[]string       `json:"featureFlags,omitempty"`
+	GroupName    *string         `json:"groupName"`
 }
 
-func toEventTypeOut(et *hookd.EventType, withSchemas bool) eventTypeOut {
+// eventTypeShape is what an EventTypeOut holds for one request.
+type eventTypeShape struct {
+	schemas      bool // the schemas, or null
+	featureFlags bool // the featureFlags key
+}
+
+// shapeOf is the shape of EventTypeOut for r, with the schemas when withSchemas.
+func shapeOf(r *http.Request, withSchemas bool) eventTypeShape {
+	return eventTypeShape{schemas: withSchemas, featureFlags: !sdkOlderThan(r, 1, 70)}
+}
+
+func toEventTypeOut(et *hookd.EventType, shape eventTypeShape) eventTypeOut {
 	out := eventTypeOut{
-		Name: et.Name, Description: et.Description, Archived: et.Archived,
+		Name: et.Name, Description: et.Description, Archived: et.Archived, Deprecated: et.Deprecated,
 		CreatedAt: et.CreatedAt.UTC(), UpdatedAt: et.UpdatedAt.UTC(),
 	}
-	if withSchemas && len(et.Schemas) > 0 && !bytes.Equal(et.Schemas, []byte("null")) {
+	if shape.schemas && len(et.Schemas) > 0 && !bytes.Equal(et.Schemas, []byte("null")) {
 		out.Schemas = et.Schemas
 	}
-	if et.FeatureFlag != "" {
-		ff := et.FeatureFlag
-		out.FeatureFlag = &ff
+	flags := et.Flags() // nil, written as null, when there are none
+	if len(flags) > 0 {
+		out.FeatureFlag = &flags[0]
+	}
+	if shape.featureFlags {
+		out.FeatureFlags = &flags
+	}
+	if et.GroupName != "" {
+		g := et.GroupName
+		out.GroupName = &g
 	}
 	return out
 }
@@ -76,7 +105,7 @@ func (s *Server) eventTypeRoutes() {
 // visible reports whether the caller may see et: app-portal tokens carry no feature flags, so they
 // see only the event types without one (Svix shows a flagged type to tokens holding its flag).
 func (rc *reqCtx) visible(et *hookd.EventType) bool {
-	return rc.principal.AppID == "" || et.FeatureFlag == ""
+	return rc.principal.AppID == "" || len(et.Flags()) == 0
 }
 
 // listEventTypes lists event types by name (Svix lists them by name whatever order says).
@@ -109,7 +138,7 @@ func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request, rc *reqC
 		}
 		page.Data = kept
 	}
-	writeJSON(w, http.StatusOK, toList(page, func(et *hookd.EventType) eventTypeOut { return toEventTypeOut(et, withContent) }))
+	writeJSON(w, http.StatusOK, toList(page, func(et *hookd.EventType) eventTypeOut { return toEventTypeOut(et, shapeOf(r, withContent)) }))
 	return nil
 }
 
@@ -142,7 +171,7 @@ func (s *Server) createEventType(w http.ResponseWriter, r *http.Request, rc *req
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, toEventTypeOut(out, true))
+	writeJSON(w, http.StatusCreated, toEventTypeOut(out, shapeOf(r, true)))
 	return nil
 }
 
@@ -158,7 +187,7 @@ func (s *Server) getEventType(w http.ResponseWriter, r *http.Request, rc *reqCtx
 	if !rc.visible(et) {
 		return notFound("Event type")
 	}
-	writeJSON(w, http.StatusOK, toEventTypeOut(et, true))
+	writeJSON(w, http.StatusOK, toEventTypeOut(et, shapeOf(r, true)))
 	return nil
 }
 
@@ -187,7 +216,7 @@ func (s *Server) putEventType(w http.ResponseWriter, r *http.Request, rc *reqCtx
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, toEventTypeOut(out, true))
+	writeJSON(w, status, toEventTypeOut(out, shapeOf(r, true)))
 	return nil
 }
 
@@ -213,7 +242,7 @@ func (s *Server) patchEventType(w http.ResponseWriter, r *http.Request, rc *reqC
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toEventTypeOut(out, true))
+	writeJSON(w, http.StatusOK, toEventTypeOut(out, shapeOf(r, true)))
 	return nil
 }
 
@@ -276,17 +305,22 @@ func (in *eventTypeIn) toHookd(name string) (*hookd.EventType, error) {
 	if err := checkDescription(*in.Description); err != nil {
 		return nil, err
 	}
-	et := &hookd.EventType{Name: name, Description: *in.Description, Archived: in.Archived}
+	et := &hookd.EventType{Name: name, Description: *in.Description, Archived: in.Archived, Deprecated: in.Deprecated}
 	schemas, err := checkSchemas(in.Schemas)
 	if err != nil {
 		return nil, err
 	}
 	et.Schemas = schemas
-	if in.FeatureFlag != nil {
-		if err := checkSvixName("body", "featureFlag", *in.FeatureFlag); err != nil {
+	flags, _, err := eventTypeFlags(optionalOf(in.FeatureFlag), optionalOf(in.FeatureFlags))
+	if err != nil {
+		return nil, err
+	}
+	setFlags(et, flags)
+	if in.GroupName != nil {
+		if err := checkSvixName("body", "groupName", *in.GroupName); err != nil {
 			return nil, err
 		}
-		et.FeatureFlag = *in.FeatureFlag
+		et.GroupName = *in.GroupName
 	}
 	return et, nil
 }
@@ -309,8 +343,11 @@ func (p *eventTypePatch) apply(cur *hookd.EventType) (*hookd.EventType, error) {
 		}
 		et.Archived = p.Archived.Value
 	}
-	if p.Deprecated.Set && p.Deprecated.Null {
-		return nil, invalidField("body", "deprecated", "must not be null")
+	if p.Deprecated.Set {
+		if p.Deprecated.Null {
+			return nil, invalidField("body", "deprecated", "must not be null")
+		}
+		et.Deprecated = p.Deprecated.Value
 	}
 	if p.Schemas.Set {
 		et.Schemas = nil
@@ -322,16 +359,62 @@ func (p *eventTypePatch) apply(cur *hookd.EventType) (*hookd.EventType, error) {
 			et.Schemas = schemas
 		}
 	}
-	if p.FeatureFlag.Set {
-		et.FeatureFlag = ""
-		if !p.FeatureFlag.Null {
-			if err := checkSvixName("body", "featureFlag", p.FeatureFlag.Value); err != nil {
+	flags, set, err := eventTypeFlags(p.FeatureFlag, p.FeatureFlags)
+	if err != nil {
+		return nil, err
+	}
+	if set {
+		setFlags(&et, flags)
+	}
+	if p.GroupName.Set {
+		et.GroupName = ""
+		if !p.GroupName.Null {
+			if err := checkSvixName("body", "groupName", p.GroupName.Value); err != nil {
 				return nil, err
 			}
-			et.FeatureFlag = p.FeatureFlag.Value
+			et.GroupName = p.GroupName.Value
 		}
 	}
 	return &et, nil
+}
+
+// eventTypeFlags reads an event type's feature flags, given as featureFlag (the open-source
+// server's one flag), featureFlags (Svix Cloud's list of at least one distinct flag), or both, in
+// which case featureFlag must be the first of featureFlags. One flag given alone is the list of
+// that flag; null is no flags. set is false when neither field was given.
+func eventTypeFlags(one optional[string], list optional[[]string]) (flags []string, set bool, err error) {
+	if one.Set && !one.Null {
+		if err := checkSvixName("body", "featureFlag", one.Value); err != nil {
+			return nil, false, err
+		}
+		flags = []string{one.Value}
+	}
+	if list.Set && !list.Null {
+		if len(list.Value) == 0 {
+			return nil, false, invalidField("body", "featureFlags", "must hold at least one flag, or be null")
+		}
+		for i, f := range list.Value {
+			if err := checkSvixName("body", "featureFlags", f); err != nil {
+				return nil, false, err
+			}
+			if slices.Contains(list.Value[:i], f) {
+				return nil, false, invalidField("body", "featureFlags", "holds "+strconv.Quote(f)+" twice")
+			}
+		}
+		if flags != nil && flags[0] != list.Value[0] {
+			return nil, false, invalidField("body", "featureFlag", "featureFlag is the first of featureFlags; they differ")
+		}
+		flags = slices.Clone(list.Value)
+	}
+	return flags, one.Set || list.Set, nil
+}
+
+// setFlags gives et the feature flags, replacing any it had.
+func setFlags(et *hookd.EventType, flags []string) {
+	et.FeatureFlags, et.FeatureFlag = flags, ""
+	if len(flags) > 0 {
+		et.FeatureFlag = flags[0]
+	}
 }
 
 // checkSvixName checks an event type name or feature flag: 1 to 256 characters of
@@ -366,24 +449,4 @@ func checkDescription(d string) error {
 		return invalidField("body", "description", "control characters 0x00-0x08 are not allowed")
 	}
 	return nil
-}
-
-// checkSchemas checks schemas: null, or an object of JSON Schemas (objects) by version. It
-// returns nil for null.
-func checkSchemas(raw json.RawMessage) (json.RawMessage, error) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return nil, nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(t, &m); err != nil {
-		return nil, invalidField("body", "schemas", "must be an object of JSON Schemas by version, e.g. {\"1\": {\"type\": \"object\"}}")
-	}
-	for version, s := range m {
-		var obj map[string]any
-		if err := json.Unmarshal(s, &obj); err != nil || obj == nil {
-			return nil, invalidField("body", "schemas", "the schema of version "+strconv.Quote(version)+" must be a JSON object")
-		}
-	}
-	return json.RawMessage(bytes.Clone(t)), nil
 }

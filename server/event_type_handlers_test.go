@@ -87,16 +87,25 @@ func TestEventTypePutPatchRaw(t *testing.T) {
 	if out["name"] != "user.created" || out["archived"] != false || out["deprecated"] != false {
 		t.Fatalf("put created %v", out)
 	}
-	// EventTypeOut's keys, the same in both generations.
-	for _, ua := range []string{"", "svix-libs/1.44.0/go"} {
-		out = appReadJSON(t, b.do(t, "GET", "/api/v1/event-type/user.created", "", "User-Agent", ua), http.StatusOK)
+	// EventTypeOut's keys, the same in both generations but for featureFlags, which the SDKs older
+	// than 1.70 lack (and the Go SDK up to 1.56 refuses).
+	all := []string{"archived", "createdAt", "deprecated", "description", "featureFlag", "featureFlags", "groupName", "name", "schemas", "updatedAt"}
+	older := slices.DeleteFunc(slices.Clone(all), func(k string) bool { return k == "featureFlags" })
+	for _, c := range []struct {
+		ua   string
+		want []string
+	}{
+		{"", all}, {"curl/8.5.0", all}, {"svix-libs/1.70.0/go", all}, {"svix-libs/1.99.1/go", all},
+		{"svix-libs/1.44.0/go", older}, {"svix-libs/1.56.0/go", older}, {"svix-libs/1.69.9/python", older},
+	} {
+		out = appReadJSON(t, b.do(t, "GET", "/api/v1/event-type/user.created", "", "User-Agent", c.ua), http.StatusOK)
 		keys := make([]string, 0, len(out))
 		for k := range out {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		if want := []string{"archived", "createdAt", "deprecated", "description", "featureFlag", "name", "schemas", "updatedAt"}; !slices.Equal(keys, want) {
-			t.Fatalf("%q: keys %v, want %v", ua, keys, want)
+		if !slices.Equal(keys, c.want) {
+			t.Fatalf("%q: keys %v, want %v", c.ua, keys, c.want)
 		}
 	}
 	out = appReadJSON(t, b.do(t, "PUT", "/api/v1/event-type/user.created", `{"description":"Changed","archived":true}`), http.StatusOK)
@@ -115,6 +124,66 @@ func TestEventTypePutPatchRaw(t *testing.T) {
 	updated, _ := time.Parse(time.RFC3339Nano, out["updatedAt"].(string))
 	if created.IsZero() || updated.Before(created) || !strings.HasSuffix(out["updatedAt"].(string), "Z") {
 		t.Fatalf("times %v", out)
+	}
+}
+
+// TestEventTypeDeprecatedGroupAndFlags: deprecated, groupName and featureFlags are kept on create,
+// PUT and PATCH and returned by every read; featureFlag is the first of featureFlags.
+func TestEventTypeDeprecatedGroupAndFlags(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	check := func(what string, out map[string]any, deprecated bool, group any, flags ...any) {
+		t.Helper()
+		var first, list any
+		if len(flags) > 0 {
+			first, list = flags[0], flags
+		}
+		gotList, _ := out["featureFlags"].([]any)
+		if out["deprecated"] != deprecated || out["groupName"] != group || out["featureFlag"] != first ||
+			(list == nil) != (out["featureFlags"] == nil) || !slices.Equal(gotList, flags) {
+			t.Fatalf("%s: %v; want deprecated %v, groupName %v, featureFlags %v", what, out, deprecated, group, flags)
+		}
+	}
+	out := appReadJSON(t, b.do(t, "POST", "/api/v1/event-type",
+		`{"name":"invoice.paid","description":"d","deprecated":true,"groupName":"invoice","featureFlags":["beta","gamma"]}`), http.StatusCreated)
+	check("create", out, true, "invoice", "beta", "gamma")
+	check("get", appReadJSON(t, b.do(t, "GET", "/api/v1/event-type/invoice.paid", ""), http.StatusOK), true, "invoice", "beta", "gamma")
+	list := appReadJSON(t, b.do(t, "GET", "/api/v1/event-type", ""), http.StatusOK)
+	check("list", list["data"].([]any)[0].(map[string]any), true, "invoice", "beta", "gamma")
+
+	// PUT replaces every field: absent ones are cleared.
+	check("put bare", appReadJSON(t, b.do(t, "PUT", "/api/v1/event-type/invoice.paid", `{"description":"d"}`), http.StatusOK), false, nil)
+	out = appReadJSON(t, b.do(t, "PUT", "/api/v1/event-type/invoice.paid", `{"description":"d","deprecated":true,"featureFlag":"solo","groupName":"g"}`), http.StatusOK)
+	check("put one flag", out, true, "g", "solo")
+	out = appReadJSON(t, b.do(t, "PUT", "/api/v1/event-type/invoice.paid", `{"description":"d","featureFlag":"a","featureFlags":["a","b"]}`), http.StatusOK)
+	check("put both", out, false, nil, "a", "b")
+
+	// PATCH changes only what it names.
+	check("patch deprecated", appReadJSON(t, b.do(t, "PATCH", "/api/v1/event-type/invoice.paid", `{"deprecated":true}`), http.StatusOK), true, nil, "a", "b")
+	check("patch group", appReadJSON(t, b.do(t, "PATCH", "/api/v1/event-type/invoice.paid", `{"groupName":"billing"}`), http.StatusOK), true, "billing", "a", "b")
+	check("patch flags", appReadJSON(t, b.do(t, "PATCH", "/api/v1/event-type/invoice.paid", `{"featureFlags":["z","y"]}`), http.StatusOK), true, "billing", "z", "y")
+	check("patch flag", appReadJSON(t, b.do(t, "PATCH", "/api/v1/event-type/invoice.paid", `{"featureFlag":"only"}`), http.StatusOK), true, "billing", "only")
+	check("patch description", appReadJSON(t, b.do(t, "PATCH", "/api/v1/event-type/invoice.paid", `{"description":"e"}`), http.StatusOK), true, "billing", "only")
+	out = appReadJSON(t, b.do(t, "PATCH", "/api/v1/event-type/invoice.paid", `{"featureFlags":null,"groupName":null,"deprecated":false}`), http.StatusOK)
+	check("patch nulls", out, false, nil)
+	appReadJSON(t, b.do(t, "PATCH", "/api/v1/event-type/invoice.paid", `{"featureFlag":"x"}`), http.StatusOK)
+	check("patch flag null", appReadJSON(t, b.do(t, "PATCH", "/api/v1/event-type/invoice.paid", `{"featureFlag":null}`), http.StatusOK), false, nil)
+
+	// The Go SDK v1.44.0 sends deprecated and groupName and reads them back.
+	created, err := b.svix.EventType.Create(b.ctx, &svix.EventTypeIn{Name: "user.created", Description: "d", Deprecated: etBool(true),
+		GroupName: svix.String("user"), FeatureFlag: svix.String("beta")})
+	if err != nil || !created.Deprecated || created.GroupName == nil || *created.GroupName != "user" || *created.FeatureFlag != "beta" {
+		t.Fatalf("SDK create %+v, %v", created, err)
+	}
+	p := &svix.EventTypePatch{}
+	p.SetDeprecated(false)
+	patched, err := b.svix.EventType.Patch(b.ctx, "user.created", p)
+	if err != nil || patched.Deprecated || *patched.GroupName != "user" {
+		t.Fatalf("SDK patch %+v, %v", patched, err)
+	}
+	got, err := b.svix.EventType.Get(b.ctx, "user.created")
+	if err != nil || got.Deprecated || *got.FeatureFlag != "beta" {
+		t.Fatalf("SDK get %+v, %v", got, err)
 	}
 }
 
@@ -171,6 +240,8 @@ func TestEventTypeAppToken(t *testing.T) {
 	auth := []string{"Authorization", "Bearer portal"}
 	appReadJSON(t, b.do(t, "POST", "/api/v1/event-type", `{"name":"open","description":"d"}`), http.StatusCreated)
 	appReadJSON(t, b.do(t, "POST", "/api/v1/event-type", `{"name":"flagged","description":"d","featureFlag":"beta"}`), http.StatusCreated)
+	appReadJSON(t, b.do(t, "POST", "/api/v1/event-type", `{"name":"listed.flags","description":"d","featureFlags":["beta"]}`), http.StatusCreated)
+	appReadJSON(t, b.do(t, "GET", "/api/v1/event-type/listed.flags", "", auth...), http.StatusNotFound)
 
 	appReadJSON(t, b.do(t, "GET", "/api/v1/event-type/open", "", auth...), http.StatusOK)
 	appReadJSON(t, b.do(t, "GET", "/api/v1/event-type/flagged", "", auth...), http.StatusNotFound)
@@ -284,12 +355,35 @@ func TestEventTypeBadInput(t *testing.T) {
 		{"PATCH", "/api/v1/event-type/live", `{"schemas":{"1":3}}`, 422},
 		{"PATCH", "/api/v1/event-type/live", `{"featureFlag":"!"}`, 422},
 		{"PATCH", "/api/v1/event-type/live", `{"deprecated":"no"}`, 422},
+		{"POST", "/api/v1/event-type", `{"name":"x","description":"d","deprecated":"yes"}`, 422},
+		{"POST", "/api/v1/event-type", `{"name":"x","description":"d","featureFlags":[]}`, 422},
+		{"POST", "/api/v1/event-type", `{"name":"x","description":"d","featureFlags":"beta"}`, 422},
+		{"POST", "/api/v1/event-type", `{"name":"x","description":"d","featureFlags":["a","a"]}`, 422},
+		{"POST", "/api/v1/event-type", `{"name":"x","description":"d","featureFlags":["bad flag"]}`, 422},
+		{"POST", "/api/v1/event-type", `{"name":"x","description":"d","featureFlags":["` + long + `"]}`, 422},
+		{"POST", "/api/v1/event-type", `{"name":"x","description":"d","featureFlag":"a","featureFlags":["b","a"]}`, 422},
+		{"POST", "/api/v1/event-type", `{"name":"x","description":"d","groupName":"bad group"}`, 422},
+		{"POST", "/api/v1/event-type", `{"name":"x","description":"d","groupName":""}`, 422},
+		{"POST", "/api/v1/event-type", `{"name":"x","description":"d","groupName":5}`, 422},
+		{"PUT", "/api/v1/event-type/x", `{"description":"d","featureFlags":[1]}`, 422},
+		{"PUT", "/api/v1/event-type/x", `{"description":"d","groupName":"` + long + `"}`, 422},
+		{"PATCH", "/api/v1/event-type/live", `{"featureFlags":[]}`, 422},
+		{"PATCH", "/api/v1/event-type/live", `{"featureFlags":["ok","not ok"]}`, 422},
+		{"PATCH", "/api/v1/event-type/live", `{"featureFlag":"a","featureFlags":["b"]}`, 422},
+		{"PATCH", "/api/v1/event-type/live", `{"groupName":"!"}`, 422},
+		{"PATCH", "/api/v1/event-type/live", `{"deprecated":null}`, 422},
 		{"DELETE", "/api/v1/event-type/none", ``, 404},
 		{"DELETE", "/api/v1/event-type/live?expunge=sure", ``, 422},
 		{"POST", "/api/v1/event-type/schema/generate-example", `{}`, 422},
 		{"POST", "/api/v1/event-type/schema/generate-example", `{"schema":"x"}`, 422},
 		{"POST", "/api/v1/event-type/schema/generate-example", `{"schema":`, 400},
 	})
+	// Nothing refused was stored, nor was the live event type changed.
+	appReadJSON(t, b.do(t, "GET", "/api/v1/event-type/x", ""), http.StatusNotFound)
+	live := appReadJSON(t, b.do(t, "GET", "/api/v1/event-type/live", ""), http.StatusOK)
+	if live["description"] != "d" || live["deprecated"] != false || live["featureFlags"] != nil || live["groupName"] != nil || live["schemas"] != nil {
+		t.Fatalf("live after refused changes: %v", live)
+	}
 }
 
 func etBool(v bool) *bool { return &v }

@@ -54,7 +54,7 @@ func (in *msgIn) check() (*hookd.MessageIn, error) {
 	}
 	out := &hookd.MessageIn{EventType: *in.EventType}
 	if in.EventID != nil {
-		if err := checkUID("eventId", *in.EventID, false); err != nil {
+		if err := checkUID("eventId", *in.EventID, ""); err != nil {
 			return nil, err
 		}
 		out.EventID = *in.EventID
@@ -130,7 +130,7 @@ func (a *msgAppIn) check() error {
 		return invalidField("body", "application.name", "field required")
 	}
 	if a.UID != nil {
-		if err := checkUID("application.uid", *a.UID, true); err != nil {
+		if err := checkUID("application.uid", *a.UID, appIDPrefix); err != nil {
 			return err
 		}
 	}

@@ -2,21 +2,29 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
-const eventTypeCols = `t.name, t.description, t.schemas, t.feature_flag, t.archived, t.created_at, t.updated_at`
+const eventTypeCols = `t.name, t.description, t.schemas, t.feature_flags, t.group_name, t.deprecated, t.archived,
+	t.created_at, t.updated_at`
 
 func scanEventType(r rowScanner) (hookd.EventType, error) {
 	var (
 		et                   hookd.EventType
 		schemas              []byte
+		flags                sql.NullString
 		createdAt, updatedAt int64
 	)
-	if err := r.Scan(&et.Name, &et.Description, &schemas, &et.FeatureFlag, &et.Archived, &createdAt, &updatedAt); err != nil {
+	if err := r.Scan(&et.Name, &et.Description, &schemas, &flags, &et.GroupName, &et.Deprecated, &et.Archived,
+		&createdAt, &updatedAt); err != nil {
+		return et, err
+	}
+	if err := decodeFlags(&et, flags); err != nil {
 		return et, err
 	}
 	et.Schemas = fromRawJSON(schemas)
@@ -78,12 +86,20 @@ func (t *txn) UpsertEventType(ctx context.Context, et *hookd.EventType) error {
 	if et.Schemas != nil {
 		schemas = string(et.Schemas)
 	}
-	_, err := t.q.ExecContext(ctx, `INSERT INTO hookd_event_types
-		(name, description, schemas, feature_flag, archived, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
+	flags := et.Flags()
+	encoded, err := sqlcodec.EncodeStrings(flags)
+	if err != nil {
+		return fmt.Errorf("upsert event type %s: %w", et.Name, err)
+	}
+	_, err = t.q.ExecContext(ctx, `INSERT INTO hookd_event_types
+		(name, description, schemas, feature_flag, feature_flags, group_name, deprecated, archived, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET description = excluded.description, schemas = excluded.schemas,
-			feature_flag = excluded.feature_flag, archived = excluded.archived, updated_at = excluded.updated_at`,
-		et.Name, et.Description, schemas, et.FeatureFlag, et.Archived, micros(et.CreatedAt), micros(et.UpdatedAt))
+			feature_flag = excluded.feature_flag, feature_flags = excluded.feature_flags,
+			group_name = excluded.group_name, deprecated = excluded.deprecated, archived = excluded.archived,
+			updated_at = excluded.updated_at`,
+		et.Name, et.Description, schemas, firstFlag(flags), encoded, et.GroupName, et.Deprecated, et.Archived,
+		micros(et.CreatedAt), micros(et.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("upsert event type %s: %w", et.Name, classify(err))
 	}
@@ -107,4 +123,22 @@ func (t *txn) DeleteEventType(ctx context.Context, name string) error {
 		return fmt.Errorf("delete event type %s: %w", name, err)
 	}
 	return nil
+}
+
+// decodeFlags sets et's feature flags from the feature_flags column; FeatureFlag is the first.
+func decodeFlags(et *hookd.EventType, v sql.NullString) error {
+	flags, err := sqlcodec.DecodeStrings(v)
+	if err != nil {
+		return fmt.Errorf("event type %s: feature flags: %w", et.Name, err)
+	}
+	et.FeatureFlags, et.FeatureFlag = flags, firstFlag(flags)
+	return nil
+}
+
+// firstFlag is the feature_flag column: the first flag, or "" for none.
+func firstFlag(flags []string) string {
+	if len(flags) == 0 {
+		return ""
+	}
+	return flags[0]
 }

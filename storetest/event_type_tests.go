@@ -45,20 +45,30 @@ var eventTypeTests = []test{
 	{"RoundTrip", func(t *testing.T, f *fixture) {
 		full := hookd.EventType{
 			Name: "invoice.paid", Description: "An invoice was paid ✓",
-			Schemas:     json.RawMessage(`{"1": {"type": "object", "properties": {"id": {"type": "string"}}}}`),
-			FeatureFlag: "beta", CreatedAt: at(0), UpdatedAt: at(1),
+			Schemas:      json.RawMessage(`{"1": {"type": "object", "properties": {"id": {"type": "string"}}}}`),
+			FeatureFlags: []string{"beta", "billing-v2"}, FeatureFlag: "beta",
+			GroupName: "invoice", Deprecated: true, CreatedAt: at(0), UpdatedAt: at(1),
 		}
 		bare := hookd.EventType{Name: "user:created-ü", CreatedAt: at(2), UpdatedAt: at(2)}
 		f.upsertEventType(full)
 		f.upsertEventType(bare)
 		equal(t, "full", full, *f.getEventType(full.Name))
 		equal(t, "bare", bare, *f.getEventType(bare.Name))
+		// FeatureFlag alone is the list of one flag; FeatureFlags alone reads back with FeatureFlag
+		// its first.
+		f.upsertEventType(hookd.EventType{Name: "one.flag", FeatureFlag: "beta", CreatedAt: at(3), UpdatedAt: at(3)})
+		equal(t, "one flag", hookd.EventType{Name: "one.flag", FeatureFlag: "beta", FeatureFlags: []string{"beta"},
+			CreatedAt: at(3), UpdatedAt: at(3)}, *f.getEventType("one.flag"))
+		f.upsertEventType(hookd.EventType{Name: "list.only", FeatureFlags: []string{"b", "a"}, CreatedAt: at(3), UpdatedAt: at(3)})
+		equal(t, "flags only", hookd.EventType{Name: "list.only", FeatureFlag: "b", FeatureFlags: []string{"b", "a"},
+			CreatedAt: at(3), UpdatedAt: at(3)}, *f.getEventType("list.only"))
 		_, err := f.store.GetEventType(f.ctx, "missing")
 		f.isErr(err, hookd.ErrNotFound)
 	}},
 	{"UpsertUpdatesAndUnarchives", func(t *testing.T, f *fixture) {
 		et := hookd.EventType{Name: "invoice.paid", Description: "v1", Schemas: json.RawMessage(`{"1":{}}`),
-			FeatureFlag: "flag", CreatedAt: at(0), UpdatedAt: at(0)}
+			FeatureFlag: "flag", FeatureFlags: []string{"flag"}, GroupName: "invoice", Deprecated: true,
+			CreatedAt: at(0), UpdatedAt: at(0)}
 		f.upsertEventType(et)
 		f.write(func(tx hookd.Tx) error { return tx.ArchiveEventType(f.ctx, et.Name, at(5)) })
 		archived := et
