@@ -183,7 +183,7 @@ func TestEndpointGenerations(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	epTestApp(t, b, "gen")
-	current := []string{"channels", "createdAt", "description", "disabled", "eventTypes", "id", "metadata", "throttleRate", "uid", "updatedAt", "url"}
+	current := []string{"channels", "createdAt", "description", "disabled", "eventTypes", "id", "metadata", "scheme", "throttleRate", "uid", "updatedAt", "url"}
 	v144 := []string{"channels", "createdAt", "description", "disabled", "filterTypes", "id", "metadata", "rateLimit", "uid", "updatedAt", "url", "version"}
 
 	out := epReadJSON(t, b.do(t, "POST", "/api/v1/app/gen/endpoint",
