@@ -276,13 +276,15 @@ async function readModifyWrite(name, sdk, filterField, put) {
     await sdk.eventType.create({ name: et, description: "read-modify-write" });
     const created = await sdk.endpoint.create(a.id, { url: `${receiverUrl}/rmw-a`, [filterField]: [et] });
     const got = await sdk.endpoint.get(a.id, created.id);
-    assert(JSON.stringify(got[filterField]) === JSON.stringify([et]), `get: ${filterField} ${JSON.stringify(got[filterField])}`);
+    const problems = [];
+    if (JSON.stringify(got[filterField]) !== JSON.stringify([et])) problems.push(`get shows ${filterField} ${JSON.stringify(got[filterField])}`);
     got.url = `${receiverUrl}/rmw-b`;
     const updated = await sdk.endpoint[put](a.id, created.id, got);
-    assert(updated.url === `${receiverUrl}/rmw-b`, updated.url);
+    if (updated.url !== `${receiverUrl}/rmw-b`) problems.push(`updated url ${updated.url}`);
     const stored = await svix.endpoint.get(a.id, created.id);
-    assert(JSON.stringify(stored.eventTypes) === JSON.stringify([et]), `stored eventTypes after the update: ${JSON.stringify(stored.eventTypes)}`);
+    if (JSON.stringify(stored.eventTypes) !== JSON.stringify([et])) problems.push(`stored eventTypes after the update ${JSON.stringify(stored.eventTypes)}`);
     await sdk.application.delete(a.id);
+    assert(problems.length === 0, problems.join("; "));
   });
 }
 await readModifyWrite("svix 2.5.0", svix, "eventTypes", "upsert");
