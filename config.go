@@ -80,6 +80,10 @@ type Config struct {
 	// OperationalWebhookSecret signs them (whsec_). Default: generated at the first Start; read it
 	// with EndpointSecret(ctx, "hookd-operational", "operator").
 	OperationalWebhookSecret string
+	// SignatureHeaders names the Standard Webhooks signature headers of the endpoints of
+	// SchemeStandard (those of SchemeSvix always get svix-* alone). Default (the zero value):
+	// HeadersBoth, webhook-* and svix-* at once.
+	SignatureHeaders SignatureHeaders
 	// OnAttempt, when set, is called after each attempt is recorded, with the delivery's new
 	// status (metrics hook). It must not block. Default: none.
 	OnAttempt func(a *Attempt, status DeliveryStatus)
@@ -169,6 +173,9 @@ func (c *Config) validate() error {
 	}
 	if c.CircuitMaxCooldown < c.CircuitCooldown {
 		return fmt.Errorf("hookd: Config.CircuitMaxCooldown (%s) is below CircuitCooldown (%s)", c.CircuitMaxCooldown, c.CircuitCooldown)
+	}
+	if c.SignatureHeaders < HeadersBoth || c.SignatureHeaders > HeadersSvix {
+		return fmt.Errorf("hookd: Config.SignatureHeaders is %v: use HeadersBoth, HeadersWebhook or HeadersSvix", c.SignatureHeaders)
 	}
 	if c.JobTimeout <= c.Delivery.Timeout {
 		return fmt.Errorf("hookd: Config.JobTimeout (%s) must exceed the delivery timeout (%s)", c.JobTimeout, c.Delivery.Timeout)

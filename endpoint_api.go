@@ -2,6 +2,7 @@ package hookd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -147,6 +148,9 @@ func (c *Client) EditEndpoint(ctx context.Context, app, endpoint string, edit fu
 		if err := in.check(); err != nil {
 			return err
 		}
+		if err := c.checkSchemeChange(ctx, tx, ep, in.Scheme); err != nil {
+			return err
+		}
 		in.apply(ep)
 		now := c.now()
 		ep.UpdatedAt = now
@@ -173,4 +177,37 @@ func (c *Client) EditEndpoint(ctx context.Context, app, endpoint string, edit fu
 	}
 	c.states.invalidate(out.ID)
 	return out, nil
+}
+
+// checkSchemeChange refuses to move ep to scheme ("" is SchemeStandard) while one of its active
+// keys cannot sign with it: a Stripe-shaped endpoint's secret of any text cannot sign Standard
+// Webhooks, which need whsec_ or whsk_. Rotating the secret first (a new one suits every scheme)
+// lets the change through.
+func (c *Client) checkSchemeChange(ctx context.Context, tx Tx, ep *Endpoint, scheme SignatureScheme) error {
+	if scheme == "" {
+		scheme = SchemeStandard
+	}
+	if scheme == ep.Scheme {
+		return nil
+	}
+	keys, err := tx.SigningKeys(ctx, ep.ID)
+	if err != nil {
+		return err
+	}
+	if err := c.box.openKeys(ep.ID, keys); err != nil {
+		return err
+	}
+	now := c.now()
+	for _, k := range keys {
+		if k.ExpiresAt != nil && !k.ExpiresAt.After(now) {
+			continue
+		}
+		var ve *ValidationError
+		if err := CheckSecret(k.Secret, scheme); errors.As(err, &ve) {
+			return invalid("scheme", fmt.Sprintf("the endpoint's signing secret cannot sign with %s (%s): rotate the secret first", scheme, ve.Reason))
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
 }

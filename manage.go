@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/signature"
@@ -178,11 +179,15 @@ func (in *EndpointIn) check() error {
 }
 
 // CheckSecret reports whether secret can sign for an endpoint with scheme (whsec_ or whsk_ for the
-// Standard Webhooks schemes, any secret of 16 characters or more for the Stripe-shaped ones): a
-// *ValidationError for the field "secret" otherwise.
+// Standard Webhooks schemes, any secret of 16 characters or more but a whsk_ key for the
+// Stripe-shaped ones): a *ValidationError for the field "secret" otherwise.
 func CheckSecret(secret string, scheme SignatureScheme) error {
 	var err error
 	if scheme == SchemeStripe || scheme == SchemeEnvelope {
+		if strings.HasPrefix(secret, "whsk_") {
+			// The receiver would need the private key itself to check the HMAC.
+			return invalid("secret", "a whsk_ ed25519 key cannot sign the Stripe-shaped scheme, which is an HMAC: use a whsec_ secret")
+		}
 		_, err = signature.NewStripeSigner(secret)
 	} else {
 		_, err = signature.NewSigner(secret)

@@ -23,12 +23,14 @@ type SignatureScheme string
 
 const (
 	// SchemeStandard is Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature (v1
-	// HMAC-SHA256, or v1a ed25519 for whsk_ keys). The default.
+	// HMAC-SHA256, or v1a ed25519 for whsk_ keys), and the same under svix-* names, as
+	// Config.SignatureHeaders says. The default.
 	SchemeStandard SignatureScheme = "standard"
 	// SchemeSvix is Standard Webhooks under the svix-id, svix-timestamp, svix-signature names.
 	SchemeSvix SignatureScheme = "svix"
 	// SchemeStripe is seed 000's Stripe-shaped scheme: X-Webhook-Signature: t=<unix>,v1=<hex>,
-	// with X-Webhook-Event and X-Webhook-Timestamp.
+	// repeated as Stripe-Signature for Stripe's libraries, with X-Webhook-Event and
+	// X-Webhook-Timestamp.
 	SchemeStripe SignatureScheme = "stripe"
 	// SchemeEnvelope is seed 000's whole format: the body is the envelope {"id", "type",
 	// "occurredAt", "data"} (id: the message's event id, or its id; occurredAt: when the message

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hookd/hookd/delivery"
-	"github.com/hookd/hookd/signature"
 )
 
 // work makes the attempt a job asks for. It is the queue's JobHandler.
@@ -160,7 +159,7 @@ func (c *Client) buildRequest(ep *Endpoint, keys []SigningKey, m *Message, now t
 	if len(secrets) == 0 {
 		return nil, errors.New("endpoint has no active signing key")
 	}
-	h := make(http.Header, len(ep.Headers)+4)
+	h := make(http.Header, len(ep.Headers)+7)
 	for k, v := range ep.Headers {
 		h.Set(k, v)
 	}
@@ -181,20 +180,12 @@ func (c *Client) buildRequest(ep *Endpoint, keys []SigningKey, m *Message, now t
 			h[k] = v
 		}
 	default:
-		flavor := signature.FlavorWebhook
-		if ep.Scheme == SchemeSvix {
-			flavor = signature.FlavorSvix
-		}
 		s, err := c.sign.webhook(secrets)
 		if err != nil {
 			return nil, fmt.Errorf("signing key: %w", err)
 		}
-		sh, err := s.Headers(flavor, m.ID, now, body)
-		if err != nil {
-			return nil, fmt.Errorf("sign: %w", err)
-		}
-		for k, v := range sh {
-			h[k] = v
+		if err := setStandardHeaders(h, s, c.cfg.SignatureHeaders.flavors(ep.Scheme), m.ID, now, body); err != nil {
+			return nil, err
 		}
 	}
 	h.Set("Content-Type", "application/json")

@@ -186,7 +186,11 @@ func (s *Server) patchEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCt
 		return err
 	}
 	if f.secret.given() {
-		if err := checkEndpointSecret("secret", f.secret.v, cur.Scheme); err != nil {
+		scheme := cur.Scheme
+		if f.scheme.set {
+			scheme = hookd.SignatureScheme(f.scheme.v)
+		}
+		if err := checkEndpointSecret("secret", f.secret.v, scheme); err != nil {
 			return err
 		}
 	}

@@ -185,7 +185,7 @@ func TestEndpointGenerations(t *testing.T) {
 	b := setup(t, nil)
 	epTestApp(t, b, "gen")
 	epEventTypes(t, b, "a.b", "c.d")
-	current := []string{"channels", "createdAt", "description", "disabled", "eventTypes", "id", "metadata", "throttleRate", "uid", "updatedAt", "url"}
+	current := []string{"channels", "createdAt", "description", "disabled", "eventTypes", "id", "metadata", "scheme", "throttleRate", "uid", "updatedAt", "url"}
 	v144 := []string{"channels", "createdAt", "description", "disabled", "filterTypes", "id", "metadata", "rateLimit", "uid", "updatedAt", "url", "version"}
 
 	out := epReadJSON(t, b.do(t, "POST", "/api/v1/app/gen/endpoint",

@@ -88,6 +88,7 @@ type endpointFields struct {
 	eventTypes, channels          epField[[]string]
 	disabled                      epField[bool]
 	metadata, headers             epField[map[string]string]
+	scheme                        epField[string] // hookd's own: how deliveries are signed
 }
 
 // readEndpointFields decodes and checks each field on its own (ranges, patterns, uid); what
@@ -124,8 +125,14 @@ func readEndpointFields(b endpointBody, minRate int) (*endpointFields, error) {
 		f.headers, e = bodyField[map[string]string](b, "an object of strings", "headers")
 		return
 	})
+	read(func() (e error) { f.scheme, e = bodyField[string](b, "a string", "scheme"); return })
 	if err != nil {
 		return nil, err
+	}
+	switch hookd.SignatureScheme(f.scheme.v) {
+	case "", hookd.SchemeStandard, hookd.SchemeSvix, hookd.SchemeStripe, hookd.SchemeEnvelope:
+	default:
+		return nil, invalidField("body", "scheme", fmt.Sprintf("%q is not one of standard, svix, stripe, envelope", f.scheme.v))
 	}
 	switch {
 	case f.url.null:
@@ -237,6 +244,9 @@ func (f *endpointFields) applyTo(in *hookd.EndpointIn, replace bool) {
 	}
 	if f.metadata.set || replace {
 		in.Metadata = maps.Clone(f.metadata.v)
+	}
+	if f.scheme.set { // absent, it stays on PUT too, as hookd's other settings do
+		in.Scheme = hookd.SignatureScheme(f.scheme.v)
 	}
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -40,6 +41,8 @@ type endpointOutCurrent struct {
 	Metadata     map[string]string `json:"metadata"`
 	CreatedAt    time.Time         `json:"createdAt"`
 	UpdatedAt    time.Time         `json:"updatedAt"`
+	// Scheme is hookd's own: how deliveries are signed. SDKs skip a field they don't know.
+	Scheme string `json:"scheme"`
 }
 
 // endpointOut returns ep in the shape of gen.
@@ -61,6 +64,7 @@ func endpointOut(gen generation, ep *hookd.Endpoint) any {
 		ID: ep.ID, UID: uid, URL: ep.URL, Description: ep.Description,
 		EventTypes: nullList(ep.EventTypes), Channels: nullList(ep.Channels), ThrottleRate: rate,
 		Disabled: ep.Disabled, Metadata: meta, CreatedAt: ep.CreatedAt.UTC(), UpdatedAt: ep.UpdatedAt.UTC(),
+		Scheme: cmp.Or(string(ep.Scheme), string(hookd.SchemeStandard)),
 	}
 }
 

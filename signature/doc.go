@@ -7,8 +7,9 @@
 // either "v1," and the base64 HMAC-SHA256 under a "whsec_" secret, or "v1a,"
 // and the base64 ed25519 signature under a "whsk_" key, verified with its
 // "whpk_" public half. The second is a Stripe-shaped scheme,
-// "X-Webhook-Signature: t=<unix>,v1=<hex HMAC-SHA256 of t.body>", for
-// endpoints that already verify that shape; see [StripeSigner].
+// "X-Webhook-Signature: t=<unix>,v1=<hex HMAC-SHA256 of t.body>", repeated
+// as Stripe-Signature, for endpoints that already verify that shape, Stripe's
+// libraries among them; see [StripeSigner].
 //
 // A sender builds a [Signer] from every key that is not yet expired, so the
 // signature header carries one signature per key and receivers keep working

@@ -26,6 +26,10 @@ const (
 	StripeHeaderSignature = "X-Webhook-Signature"
 	// StripeHeaderEvent carries the event type (the Stripe-shaped scheme).
 	StripeHeaderEvent = "X-Webhook-Event"
+	// StripeHeaderStripe repeats StripeHeaderSignature under the name Stripe's
+	// own receivers read, so that a receiver written for Stripe hands it to
+	// stripe.webhooks.constructEvent (or webhook.ConstructEvent) unchanged.
+	StripeHeaderStripe = "Stripe-Signature"
 	// StripeHeaderTimestamp repeats the signed Unix time (the Stripe-shaped
 	// scheme); verifiers read the time from StripeHeaderSignature instead.
 	StripeHeaderTimestamp = "X-Webhook-Timestamp"
@@ -86,6 +90,7 @@ var (
 	webhookNames       = newHeaderNames(HeaderID, HeaderTimestamp, HeaderSignature)
 	svixNames          = newHeaderNames(SvixHeaderID, SvixHeaderTimestamp, SvixHeaderSignature)
 	stripeSignatureKey = textproto.CanonicalMIMEHeaderKey(StripeHeaderSignature)
+	stripeStripeKey    = textproto.CanonicalMIMEHeaderKey(StripeHeaderStripe)
 	stripeEventKey     = textproto.CanonicalMIMEHeaderKey(StripeHeaderEvent)
 	stripeTimestampKey = textproto.CanonicalMIMEHeaderKey(StripeHeaderTimestamp)
 )

@@ -142,22 +142,28 @@ func (s *StripeSigner) Sign(ts time.Time, body []byte) string {
 	return b.String()
 }
 
-// Headers signs like Sign and returns the three headers of the scheme:
-// X-Webhook-Signature, X-Webhook-Event (eventType) and X-Webhook-Timestamp
-// (the Unix seconds of ts).
+// Headers signs like Sign and returns the headers of the scheme:
+// X-Webhook-Signature and the same value as Stripe-Signature, X-Webhook-Event
+// (eventType) and X-Webhook-Timestamp (the Unix seconds of ts).
 func (s *StripeSigner) Headers(eventType string, ts time.Time, body []byte) http.Header {
 	v := []string{s.Sign(ts, body), eventType, strconv.FormatInt(ts.Unix(), 10)} // one backing array
 	return http.Header{
 		stripeSignatureKey: v[0:1:1],
+		stripeStripeKey:    v[0:1:1],
 		stripeEventKey:     v[1:2:2],
 		stripeTimestampKey: v[2:3:3],
 	}
 }
 
-// Verify checks the X-Webhook-Signature header of a request against its
-// body, as VerifyHeader does. Pass the body exactly as received.
+// Verify checks the X-Webhook-Signature header of a request (Stripe-Signature
+// when it has none) against its body, as VerifyHeader does. Pass the body
+// exactly as received.
 func (v *StripeVerifier) Verify(body []byte, h http.Header) error {
-	return v.VerifyHeader(first(h, stripeSignatureKey), body)
+	sig := first(h, stripeSignatureKey)
+	if sig == "" {
+		sig = first(h, stripeStripeKey)
+	}
+	return v.VerifyHeader(sig, body)
 }
 
 // VerifyHeader checks an X-Webhook-Signature header value against the body.

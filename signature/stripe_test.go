@@ -31,7 +31,7 @@ func TestStripeSign(t *testing.T) {
 	}
 
 	h := two.Headers("invitation.created", ts, body)
-	if len(h) != 3 || h.Get(signature.StripeHeaderSignature) != sig2 ||
+	if len(h) != 4 || h.Get(signature.StripeHeaderSignature) != sig2 || h.Get(signature.StripeHeaderStripe) != sig2 ||
 		h.Get(signature.StripeHeaderEvent) != "invitation.created" || h.Get(signature.StripeHeaderTimestamp) != "1700000000" {
 		t.Errorf("Headers = %v", h)
 	}
@@ -44,6 +44,8 @@ func TestStripeSign(t *testing.T) {
 			want = signature.ErrNoMatch
 		}
 		wantErr(t, v.Verify(body, h), want)
+		// A receiver written for Stripe reads Stripe-Signature alone.
+		wantErr(t, v.Verify(body, http.Header{"Stripe-Signature": h.Values(signature.StripeHeaderStripe)}), want)
 	}
 }
 

@@ -192,7 +192,7 @@ func (h *Handler) addEndpoint(q *req) error {
 		return &hookd.ValidationError{Field: "form", Reason: err.Error()}
 	}
 	in := &hookd.EndpointIn{URL: strings.TrimSpace(q.r.PostFormValue("url")), Description: q.r.PostFormValue("description"),
-		EventTypes: q.r.PostForm["eventTypes"]}
+		EventTypes: q.r.PostForm["eventTypes"], Scheme: hookd.SignatureScheme(q.r.PostFormValue("scheme"))}
 	ep, err := h.client.CreateEndpoint(q.ctx, app, in)
 	if err != nil {
 		return err
@@ -268,6 +268,15 @@ func (h *Handler) endpointAction(q *req) error {
 			return err
 		}
 		flash = "rotated"
+	case "scheme":
+		scheme := hookd.SignatureScheme(q.r.PostFormValue("scheme"))
+		if _, err := h.client.EditEndpoint(q.ctx, app, ep, func(in *hookd.EndpointIn) error {
+			in.Scheme = scheme
+			return nil
+		}); err != nil {
+			return err
+		}
+		flash = "signed with " + string(scheme)
 	case "reveal":
 		secret, err := h.client.EndpointSecret(q.ctx, app, ep)
 		if err != nil {

@@ -62,6 +62,11 @@ type conn struct {
 	base string // the server URL with any password removed, for messages
 	json bool
 	e    *env
+
+	// For hookd's own fields, which the SDK does not know (endpoint_command.go's hookdCall).
+	hc     *http.Client
+	origin string // scheme://host of the server; hc's transport adds its path
+	token  string
 }
 
 // connect resolves the URL and token (flag, then environment, then default) and returns a
@@ -92,7 +97,7 @@ func (cf *clientFlags) connect(e *env) (*conn, error) {
 	}
 	hc := &http.Client{Timeout: requestTimeout, Transport: rewindTransport{rt}}
 	sdk := svix.New(token, &svix.SvixOptions{ServerUrl: u, HTTPClient: hc})
-	return &conn{sdk: sdk, base: u.Redacted(), json: cf.json, e: e}, nil
+	return &conn{sdk: sdk, base: u.Redacted(), json: cf.json, e: e, hc: hc, origin: u.Scheme + "://" + u.Host, token: token}, nil
 }
 
 // once returns options that make a POST safe to retry: the SDK re-sends a request after a

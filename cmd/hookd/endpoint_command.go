@@ -1,19 +1,27 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	svix "github.com/svix/svix-webhooks/go"
 )
 
-// runEndpoint handles "hookd endpoint add|list|get|disable|enable|rotate-secret|secret".
+// runEndpoint handles "hookd endpoint add|list|get|scheme|disable|enable|rotate-secret|secret".
 func runEndpoint(ctx context.Context, e *env, args []string) error {
 	return runGroup(ctx, e, "endpoint", "Manages an application's endpoints: the URLs its messages are delivered to.", []subcommand{
-		{"add", "add an endpoint (endpoint add APP --url URL [--event-type T ...])", runEndpointAdd},
+		{"add", "add an endpoint (endpoint add APP --url URL [--event-type T ...] [--scheme S])", runEndpointAdd},
 		{"list", "list an application's endpoints (endpoint list APP)", runEndpointList},
 		{"get", "show one endpoint (endpoint get APP EP)", runEndpointGet},
+		{"scheme", "change how an endpoint's deliveries are signed (endpoint scheme APP EP SCHEME)", runEndpointScheme},
 		{"disable", "stop delivering to an endpoint (endpoint disable APP EP)", runEndpointDisable},
 		{"enable", "resume delivering to an endpoint (endpoint enable APP EP)", runEndpointEnable},
 		{"rotate-secret", "replace an endpoint's signing secret (endpoint rotate-secret APP EP [--show-secret])", runEndpointRotate},
@@ -22,13 +30,14 @@ func runEndpoint(ctx context.Context, e *env, args []string) error {
 }
 
 func runEndpointAdd(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "endpoint add", "endpoint add APP --url URL [--event-type T ...] [--channel C ...] [--uid U] [--description D]\n\nAdds an endpoint to the application APP (its id or uid). Without --event-type\nit receives every event type; without --channel, every channel. Here --url is\nthe endpoint's URL: give the server's with --server (or HOOKD_URL)."+clientHelp)
+	f := newFlags(e, "endpoint add", "endpoint add APP --url URL [--event-type T ...] [--channel C ...] [--uid U] [--description D] [--scheme S]\n\nAdds an endpoint to the application APP (its id or uid). Without --event-type\nit receives every event type; without --channel, every channel. Here --url is\nthe endpoint's URL: give the server's with --server (or HOOKD_URL).\n\n"+schemeHelp+clientHelp)
 	target := f.String("url", "", "the endpoint's URL, where messages are POSTed (required)")
 	var types, channels stringList
 	f.Var(&types, "event-type", "deliver only this event type; repeat for several (default: all)")
 	f.Var(&channels, "channel", "deliver only messages on this channel; repeat for several (default: all)")
 	uid := f.String("uid", "", "your unique id for the endpoint within the application (optional)")
 	desc := f.String("description", "", "a description shown in lists (optional)")
+	scheme := f.String("scheme", "", "how deliveries are signed: "+strings.Join(endpointSchemes, ", ")+" (default standard)")
 	cf := addClientFlags(f) // --url is taken: the server's URL comes from --server or HOOKD_URL
 	pos, err := f.parseArgs(args, "APP")
 	if err != nil {
@@ -36,6 +45,9 @@ func runEndpointAdd(ctx context.Context, e *env, args []string) error {
 	}
 	if *target == "" {
 		return usageErrorf(`e.g. hookd endpoint add acme --url https://example.com/webhooks`, "endpoint add: --url (the endpoint's URL) is required")
+	}
+	if err := checkScheme("endpoint add", *scheme); err != nil {
+		return err
 	}
 	c, err := cf.connect(e)
 	if err != nil {
@@ -48,11 +60,25 @@ func runEndpointAdd(ctx context.Context, e *env, args []string) error {
 	if *desc != "" {
 		in.Description = desc
 	}
-	ep, err := c.sdk.Endpoint.CreateWithOptions(ctx, pos[0], in, once())
-	if err != nil {
-		return c.fail("add endpoint to "+pos[0], err)
+	var ep *svix.EndpointOut
+	if *scheme == "" {
+		ep, err = c.sdk.Endpoint.CreateWithOptions(ctx, pos[0], in, once())
+		if err != nil {
+			return c.fail("add endpoint to "+pos[0], err)
+		}
+	} else {
+		// The SDK's EndpointIn has no scheme: the same body with it, in one request.
+		body, err := in.ToMap()
+		if err != nil {
+			return failf("", "add endpoint to %s: %v", pos[0], err)
+		}
+		body["scheme"] = *scheme
+		ep = &svix.EndpointOut{}
+		if err := c.hookdCall(ctx, "add endpoint to "+pos[0], http.MethodPost, "/api/v1/app/"+url.PathEscape(pos[0])+"/endpoint", body, ep); err != nil {
+			return err
+		}
 	}
-	if err := c.printEndpoint(ep); err != nil || c.json {
+	if err := c.printEndpoint(ep, cmpOr(*scheme, "standard")); err != nil || c.json {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\nIts signing secret: hookd endpoint secret %s %s\n", pos[0], ep.Id)
@@ -114,7 +140,111 @@ func runEndpointGet(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return c.fail("get endpoint "+ep, err)
 	}
-	return c.printEndpoint(out)
+	// The scheme is hookd's own field, in today's shape only.
+	var own struct {
+		Scheme string `json:"scheme"`
+	}
+	if err := c.hookdCall(ctx, "get the scheme of endpoint "+ep, http.MethodGet, endpointPath(app, out.Id), nil, &own); err != nil {
+		return err
+	}
+	return c.printEndpoint(out, own.Scheme)
+}
+
+// schemeHelp describes the signing schemes.
+const schemeHelp = `Signing schemes (--scheme):
+  standard  Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature, and
+            the same under svix-* unless hookd serve --signature-headers says otherwise
+  svix      the same signature under svix-id, svix-timestamp, svix-signature alone
+  stripe    Stripe-shaped: Stripe-Signature (and X-Webhook-Signature) t=<unix>,v1=<hex>,
+            an HMAC-SHA256 keyed with the whole secret string, whsec_ included, as
+            stripe.webhooks.constructEvent expects
+  envelope  stripe's signature over the body {"id","type","occurredAt","data"}`
+
+// endpointSchemes are the values of an endpoint's scheme.
+var endpointSchemes = []string{"standard", "svix", "stripe", "envelope"}
+
+// checkScheme refuses a --scheme hookd does not know ("" is the default).
+func checkScheme(cmd, scheme string) error {
+	if scheme == "" || slices.Contains(endpointSchemes, scheme) {
+		return nil
+	}
+	return usageErrorf("use one of "+strings.Join(endpointSchemes, ", "), "%s: unknown scheme %q", cmd, scheme)
+}
+
+func runEndpointScheme(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "endpoint scheme", "endpoint scheme APP EP SCHEME\n\nChanges how the endpoint's deliveries are signed; APP and EP are ids or uids.\nA secret that cannot sign with SCHEME (plain text moving to standard) is refused:\nrotate it first (hookd endpoint rotate-secret).\n\n"+schemeHelp+clientHelp)
+	cf := addClientFlags(f)
+	pos, err := f.parseArgs(args, "APP", "EP", "SCHEME")
+	if err != nil {
+		return err
+	}
+	if err := checkScheme("endpoint scheme", pos[2]); err != nil {
+		return err
+	}
+	c, err := cf.connect(e)
+	if err != nil {
+		return err
+	}
+	out := &svix.EndpointOut{}
+	if err := c.hookdCall(ctx, "change the scheme of endpoint "+pos[1], http.MethodPatch, endpointPath(pos[0], pos[1]), map[string]string{"scheme": pos[2]}, out); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printEndpoint(out, pos[2])
+	}
+	fmt.Fprintf(e.stdout, "endpoint %s (%s) is signed with the %s scheme\n", out.Id, out.Url, pos[2])
+	return nil
+}
+
+func endpointPath(app, ep string) string {
+	return "/api/v1/app/" + url.PathEscape(app) + "/endpoint/" + url.PathEscape(ep)
+}
+
+// hookdCall calls a route of hookd's API directly, for hookd's own fields: in (nil: no body) is
+// sent as JSON and the answer decoded into out. A *svix.EndpointOut asks for 1.44's shape, the
+// one the SDK's types read. op names what was attempted in the error.
+func (c *conn) hookdCall(ctx context.Context, op, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return failf("", "%s: %v", op, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.origin+path, body)
+	if err != nil {
+		return failf("", "%s: %v", op, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Content-Type", "application/json")
+	if _, ok := out.(*svix.EndpointOut); ok {
+		req.Header.Set("X-Hookd-Api-Generation", "1.44")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.fail(op, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return c.fail(op, err)
+	}
+	if resp.StatusCode >= 300 {
+		return apiFailure(op, resp.StatusCode, b, nil)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return apiFailure(op, resp.StatusCode, b, err)
+	}
+	return nil
+}
+
+// cmpOr returns a, or b when a is empty.
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func runEndpointDisable(ctx context.Context, e *env, args []string) error {
@@ -199,9 +329,15 @@ func endpointState(ep *svix.EndpointOut) string {
 	return "enabled"
 }
 
-func (c *conn) printEndpoint(ep *svix.EndpointOut) error {
+// printEndpoint prints ep and its signing scheme (empty: not known, not shown).
+func (c *conn) printEndpoint(ep *svix.EndpointOut, scheme string) error {
 	if c.json {
-		return c.printJSON(ep)
+		m, err := ep.ToMap()
+		if err != nil || scheme == "" {
+			return c.printJSON(ep)
+		}
+		m["scheme"] = scheme
+		return c.printJSON(m)
 	}
 	rate := "-"
 	if ep.RateLimit != nil {
@@ -216,6 +352,7 @@ func (c *conn) printEndpoint(ep *svix.EndpointOut) error {
 		[2]string{"channels", joinOr(ep.Channels, "all")},
 		[2]string{"description", orDash(ep.Description)},
 		[2]string{"rate limit", rate},
+		[2]string{"scheme", orDash(scheme)},
 		[2]string{"created", formatTime(ep.CreatedAt)},
 		[2]string{"updated", formatTime(ep.UpdatedAt)},
 	)

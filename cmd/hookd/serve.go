@@ -99,6 +99,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		OperationalWebhookURL:    cfg.opsURL,
 		OperationalWebhookSecret: cfg.opsSecret,
 		MainKey:                  cfg.mainKey,
+		SignatureHeaders:         cfg.sigHeaders,
 	})
 	if err != nil {
 		return fail("", "serve: %v", err)

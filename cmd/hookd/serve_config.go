@@ -23,7 +23,7 @@ const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH|postgres://...] [--q
              [--queue-namespace NAME] [--sweep-after D] [--role all|api|worker]
              [--token TOKEN] [--allow-subnets CIDRS]
              [--retry-schedule WAITS] [--timeout D] [--workers N] [--max-payload SIZE]
-             [--main-key KEY]
+             [--main-key KEY] [--signature-headers both|webhook|svix]
              [--log-format text|json] [--log-level LEVEL]
 
 Runs hookd: the workers that deliver webhooks and the HTTP API (Svix-compatible, under
@@ -74,6 +74,7 @@ type serveConfig struct {
 	opsURL         string // operational webhooks; empty: none
 	opsSecret      string
 	mainKey        string // encrypts endpoint secrets at rest; empty: none
+	sigHeaders     hookd.SignatureHeaders
 }
 
 // setting is one flag of serve, the environment variables it may come from, and its parser.
@@ -135,6 +136,9 @@ func serveSettings() []*setting {
 		{name: "main-key", envs: []string{"HOOKD_MAIN_KEY"},
 			usage: "32 bytes in base64 (`KEY`, e.g. from openssl rand -base64 32) that encrypt endpoint secrets at rest; keep it apart from the database (default none: secrets stored as they are)",
 			parse: parseMainKey},
+		{name: "signature-headers", envs: []string{"HOOKD_SIGNATURE_HEADERS"}, def: "both",
+			usage: "the names the Standard Webhooks signature is sent under (`SET`): both (webhook-* and svix-*, for every receiver library), webhook (webhook-id, webhook-timestamp, webhook-signature) or svix (svix-id, svix-timestamp, svix-signature, as Svix's server sends)",
+			parse: parseSignatureHeaders},
 		{name: "log-format", envs: []string{"HOOKD_LOG_FORMAT"}, def: "text",
 			usage: "log lines on stderr as `FORMAT`: text or json",
 			parse: parseLogFormat},
@@ -364,5 +368,14 @@ func parseOpsSecret(c *serveConfig, v string) error {
 		return fmt.Errorf("not a signing secret (%v); \"hookd secret new\" makes one", err)
 	}
 	c.opsSecret = v
+	return nil
+}
+
+func parseSignatureHeaders(c *serveConfig, v string) error {
+	h, err := hookd.ParseSignatureHeaders(strings.ToLower(strings.TrimSpace(v)))
+	if err != nil {
+		return errors.New("use both, webhook or svix")
+	}
+	c.sigHeaders = h
 	return nil
 }

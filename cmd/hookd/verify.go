@@ -28,7 +28,8 @@ Checks a webhook signature against the body read from stdin, byte for byte.
 Standard Webhooks (the default): give the webhook-id, webhook-timestamp and
 webhook-signature header values. Without --signature it prints the signature
 header a sender holding the secret would send, so you can compare by hand.
-The Stripe-shaped scheme (--scheme stripe) takes the X-Webhook-Signature value.`
+The Stripe-shaped scheme (--scheme stripe) takes the X-Webhook-Signature value
+(the same as Stripe-Signature).`
 
 // runVerify handles "hookd verify".
 func runVerify(_ context.Context, e *env, args []string) error {
