@@ -178,12 +178,14 @@ func TestEndpointCRUDWithSDK(t *testing.T) {
 	}
 }
 
-// Each generation gets exactly its spec's fields, and either generation's names are accepted.
+// The strict Go SDKs get exactly the 1.44 spec's fields; every other client every field Svix's
+// server writes, both names of the filter and the rate and version included. Either generation's
+// names are accepted.
 func TestEndpointGenerations(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	epTestApp(t, b, "gen")
-	current := []string{"channels", "createdAt", "description", "disabled", "eventTypes", "id", "metadata", "throttleRate", "uid", "updatedAt", "url"}
+	current := []string{"channels", "createdAt", "description", "disabled", "eventTypes", "filterTypes", "id", "metadata", "rateLimit", "throttleRate", "uid", "updatedAt", "url", "version"}
 	v144 := []string{"channels", "createdAt", "description", "disabled", "filterTypes", "id", "metadata", "rateLimit", "uid", "updatedAt", "url", "version"}
 
 	out := epReadJSON(t, b.do(t, "POST", "/api/v1/app/gen/endpoint",
@@ -191,11 +193,18 @@ func TestEndpointGenerations(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(out)); !slices.Equal(got, current) {
 		t.Fatalf("current fields %v, want %v", got, current)
 	}
-	if out["throttleRate"] != 3.0 || out["eventTypes"].([]any)[0] != "a.b" {
+	if out["throttleRate"] != 3.0 || out["rateLimit"] != 3.0 || out["eventTypes"].([]any)[0] != "a.b" ||
+		out["filterTypes"].([]any)[0] != "a.b" || out["version"] != 1.0 || out["uid"] != nil {
 		t.Fatalf("current out %v", out)
 	}
 	id := out["id"].(string)
-	for _, h := range [][]string{{"X-Hookd-Api-Generation", "1.44"}, {"User-Agent", "svix-libs/1.44.0/go"}} {
+	for _, ua := range []string{"svix-libs/1.99.1/go go/go1.26.0", "svix-libs/1.57.0/go", "svix-libs/1.44.0/python", "svix-libs/1.99.1/javascript"} {
+		got := epReadJSON(t, b.do(t, "GET", "/api/v1/app/gen/endpoint/"+id, "", "User-Agent", ua), http.StatusOK)
+		if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, current) {
+			t.Fatalf("%s: fields %v, want %v", ua, keys, current)
+		}
+	}
+	for _, h := range [][]string{{"X-Hookd-Api-Generation", "1.44"}, {"User-Agent", "svix-libs/1.44.0/go"}, {"User-Agent", "svix-libs/1.56.0/go"}} {
 		old := epReadJSON(t, b.do(t, "GET", "/api/v1/app/gen/endpoint/"+id, "", h...), http.StatusOK)
 		if got := slices.Sorted(maps.Keys(old)); !slices.Equal(got, v144) {
 			t.Fatalf("1.44 fields %v, want %v", got, v144)
@@ -206,7 +215,7 @@ func TestEndpointGenerations(t *testing.T) {
 	}
 	// 1.44 names in, current names out.
 	out = epReadJSON(t, b.do(t, "PATCH", "/api/v1/app/gen/endpoint/"+id, `{"filterTypes":["c.d"],"rateLimit":7}`), http.StatusOK)
-	if out["throttleRate"] != 7.0 || out["eventTypes"].([]any)[0] != "c.d" {
+	if out["throttleRate"] != 7.0 || out["rateLimit"] != 7.0 || out["eventTypes"].([]any)[0] != "c.d" || out["filterTypes"].([]any)[0] != "c.d" {
 		t.Fatalf("patched %v", out)
 	}
 	// Stats and recover differ by generation too.
