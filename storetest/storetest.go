@@ -80,6 +80,7 @@ func Run(t *testing.T, newStore func(t *testing.T) hookd.Store) {
 		{"PendingSummary", pendingSummaryTests},
 		{"DueDeliveries", dueDeliveryTests},
 		{"ClientTimes", clientTimeTests},
+		{"Ping", pingTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
