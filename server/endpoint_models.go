@@ -159,11 +159,11 @@ type endpointStatsCurrent struct {
 	Canceled int `json:"canceled"`
 }
 
-// endpointStatsOf writes hookd's counts. hookd has no separate "sending" state (a delivery in flight is
-// pending) and counts cancelled deliveries with the failed ones, so sending and canceled are 0.
+// endpointStatsOf writes the counts of attempts. As in Svix's server, whose attempts are recorded
+// once made, pending, sending and canceled are 0.
 func endpointStatsOf(gen generation, s *hookd.EndpointStats) any {
 	if gen == genV144 {
-		return &endpointStatsV144{Success: s.Success, Pending: s.Pending, Fail: s.Fail}
+		return &endpointStatsV144{Success: s.Success, Fail: s.Fail}
 	}
-	return &endpointStatsCurrent{Success: s.Success, Pending: s.Pending, Fail: s.Fail}
+	return &endpointStatsCurrent{Success: s.Success, Fail: s.Fail}
 }

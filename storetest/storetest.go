@@ -39,8 +39,8 @@
 //     AppID "" comes back ""; a nil response body comes back nil.
 //   - A token of a missing application is hookd.ErrNotFound; a repeated DeleteToken too.
 //   - ExpungeAttemptResponse of an already expunged attempt succeeds.
-//   - EndpointStats of an endpoint without deliveries is all zeros, not an error; since is
-//     inclusive.
+//   - EndpointStats of an endpoint without attempts is all zeros, not an error; since is
+//     inclusive, until exclusive.
 package storetest
 
 import (
