@@ -29,6 +29,8 @@ func (s *Server) endpointRoutes() {
 	s.handle("GET "+one+"/stats", false, s.endpointStats)
 }
 
+// listEndpoints lists the application's endpoints newest first, as Svix's server does, or oldest
+// first with order=ascending.
 func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 	opts, err := listOptions(r)
 	if err != nil {
@@ -37,6 +39,9 @@ func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, rc *reqCt
 	descending, err := queryOrder(r)
 	if err != nil {
 		return err
+	}
+	if r.URL.Query().Get("order") == "" {
+		descending = true
 	}
 	a, err := s.resolveApp(r, rc)
 	if err != nil {

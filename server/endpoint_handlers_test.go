@@ -131,7 +131,7 @@ func TestEndpointCRUDWithSDK(t *testing.T) {
 		t.Fatalf("library sees %+v", ep)
 	}
 
-	// List pages with the iterator.
+	// List pages with the iterator, newest first by default as Svix's server does.
 	second, err := b.svix.Endpoint.Create(ctx, "crud", &svix.EndpointIn{Url: b.recv.URL("/two")})
 	if err != nil {
 		t.Fatal(err)
@@ -140,31 +140,47 @@ func TestEndpointCRUDWithSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page1.Data) != 1 || page1.Data[0].Id != created.Id || page1.Done || page1.Iterator.Get() == nil {
+	if len(page1.Data) != 1 || page1.Data[0].Id != second.Id || page1.Done || page1.Iterator.Get() == nil {
 		t.Fatalf("page 1: %+v", page1)
 	}
 	page2, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Iterator: page1.Iterator.Get()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page2.Data) != 1 || page2.Data[0].Id != second.Id || !page2.Done {
+	if len(page2.Data) != 1 || page2.Data[0].Id != created.Id || !page2.Done || page2.PrevIterator == nil {
 		t.Fatalf("page 2: %+v", page2)
 	}
-	// order=descending: newest first, paged the same way.
-	desc := svix.Ordering("descending")
-	dpage1, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Order: &desc})
+	// The page before page 2 is page 1 again.
+	back, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Iterator: page2.PrevIterator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Data) != 1 || back.Data[0].Id != second.Id {
+		t.Fatalf("page before page 2: %+v", back)
+	}
+	// order=ascending: oldest first, paged the same way.
+	asc := svix.Ordering("ascending")
+	apage1, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Order: &asc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(apage1.Data) != 1 || apage1.Data[0].Id != created.Id || apage1.Done {
+		t.Fatalf("ascending page 1: %+v", apage1)
+	}
+	apage2, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Order: &asc, Iterator: apage1.Iterator.Get()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(apage2.Data) != 1 || apage2.Data[0].Id != second.Id || !apage2.Done {
+		t.Fatalf("ascending page 2: %+v", apage2)
+	}
+	// Explicit order=descending is the default.
+	dpage1, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Order: svix.Ordering("descending").Ptr()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(dpage1.Data) != 1 || dpage1.Data[0].Id != second.Id || dpage1.Done {
 		t.Fatalf("descending page 1: %+v", dpage1)
-	}
-	dpage2, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Order: &desc, Iterator: dpage1.Iterator.Get()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(dpage2.Data) != 1 || dpage2.Data[0].Id != created.Id || !dpage2.Done {
-		t.Fatalf("descending page 2: %+v", dpage2)
 	}
 
 	if err := b.svix.Endpoint.Delete(ctx, "crud", "ep-one"); err != nil {
