@@ -376,3 +376,38 @@ func TestChronoUTC(t *testing.T) {
 		}
 	}
 }
+
+// An ed25519 endpoint's secret reads as its whpk_ public key, as Svix's server writes it: the
+// private key never leaves, and the public key verifies what the endpoint receives.
+func TestEndpointSecretOfEd25519IsPublicKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	epTestApp(t, b, "ed")
+	private, public, err := signature.NewKeyPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.log.Secret(private)
+	ep, err := b.client.CreateEndpoint(b.ctx, "ed", &hookd.EndpointIn{URL: b.recv.URL("/ed"), Secret: private})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := epReadJSON(t, b.do(t, "GET", "/api/v1/app/ed/endpoint/"+ep.ID+"/secret", ""), http.StatusOK)
+	if got["key"] != public {
+		t.Fatalf("secret %v, want the public key %s", got, public)
+	}
+	if _, err := b.client.Send(b.ctx, "ed", &hookd.MessageIn{EventType: "a.b", Payload: map[string]int{"n": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := b.recv.Wait(b.ctx, "/ed", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := signature.NewVerifier(got["key"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Verify(reqs[0].Body, reqs[0].Header); err != nil {
+		t.Fatalf("the public key does not verify the delivery: %v", err)
+	}
+}

@@ -2,10 +2,13 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/signature"
 )
 
 // endpointRoutes registers the endpoint routes of both specs (those under
@@ -322,6 +325,13 @@ func (s *Server) getEndpointSecret(w http.ResponseWriter, r *http.Request, rc *r
 	key, err := s.client.EndpointSecret(r.Context(), a.ID, ep.ID)
 	if err != nil {
 		return err
+	}
+	// An ed25519 endpoint's receivers verify with the public key, which is what Svix's server
+	// writes for it; the private whsk_ key never leaves hookd.
+	if strings.HasPrefix(key, "whsk_") {
+		if key, err = signature.PublicKey(key); err != nil {
+			return fmt.Errorf("endpoint %s public key: %w", ep.ID, err)
+		}
 	}
 	writeJSON(w, http.StatusOK, &endpointSecretOut{Key: key})
 	return nil
