@@ -87,7 +87,7 @@ type Config struct {
 	// OnAttempt, when set, is called after each attempt is recorded, with the delivery's new
 	// status (metrics hook). It must not block. Default: none.
 	OnAttempt func(a *Attempt, status DeliveryStatus)
-	// Now is the clock. Default: time.Now.
+	// Now is the clock; the times it gives are kept to the microsecond. Default: time.Now.
 	Now func() time.Time
 	// Rand returns a number in [0, 1) for jitter. Default: math/rand/v2.
 	Rand func() float64

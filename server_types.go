@@ -19,9 +19,9 @@ type IdempotentResponse struct {
 	ExpiresAt time.Time
 }
 
-// EndpointStats counts an endpoint's deliveries by state.
+// EndpointStats counts the attempts made to an endpoint in a window, by outcome, as Svix's
+// endpoint stats do.
 type EndpointStats struct {
-	Success int // delivered
-	Pending int // pending
-	Fail    int // failed or cancelled
+	Success int // attempts that succeeded
+	Fail    int // attempts that failed
 }

@@ -166,8 +166,9 @@ type Reader interface {
 
 	ListOperationalEvents(ctx context.Context, opts ListOptions) (*Page[OperationalEvent], error)
 
-	// EndpointStats counts the endpoint's deliveries created at or after since (nil: all).
-	EndpointStats(ctx context.Context, endpointID string, since *time.Time) (*EndpointStats, error)
+	// EndpointStats counts the attempts made to the endpoint at or after since and before until,
+	// by outcome.
+	EndpointStats(ctx context.Context, endpointID string, since, until time.Time) (*EndpointStats, error)
 	// GetToken finds a server token by hash; an expired one is ErrNotFound.
 	GetToken(ctx context.Context, hash string, now time.Time) (*Token, error)
 	// GetIdempotentResponse finds a stored response by key; an expired one is ErrNotFound.

@@ -295,7 +295,9 @@ func (c *Client) opEvent(typ string, d *Delivery, reason string) OperationalEven
 	return OperationalEvent{ID: newID(prefixEvent), Type: typ, AppID: d.AppID, EndpointID: d.EndpointID, MessageID: d.MessageID, Reason: reason, At: c.now()}
 }
 
-func (c *Client) now() time.Time { return c.cfg.Now().UTC() }
+// now is the time a row is stamped with, in UTC and to the microsecond, the precision every store
+// keeps: a value returned by a create or an update is the one a later read returns.
+func (c *Client) now() time.Time { return c.cfg.Now().UTC().Truncate(time.Microsecond) }
 
 // writeAttempts writes a batch's attempts in tx: every record in one RecordAttempts, then the
 // endpoints to disable, the operational events, and the next jobs in one insert.

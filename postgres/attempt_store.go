@@ -108,6 +108,22 @@ func (q *queries) AttemptsPerHour(ctx context.Context, f hookd.AttemptStatsFilte
 	return out, nil
 }
 
+// EndpointStats counts the endpoint's attempts made in [since, until) by outcome, on the index
+// (endpoint_id, id).
+func (q *queries) EndpointStats(ctx context.Context, endpointID string, since, until time.Time) (*hookd.EndpointStats, error) {
+	stats, err := collect(ctx, q.c, `SELECT count(*) FILTER (WHERE a.success), count(*) FILTER (WHERE NOT a.success)
+		FROM hookd_attempts a WHERE a.endpoint_id = $1 AND a.at >= $2 AND a.at < $3`,
+		[]any{endpointID, since, until}, func(r row) (hookd.EndpointStats, error) {
+			var s hookd.EndpointStats
+			err := r.Scan(&s.Success, &s.Fail)
+			return s, err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("endpoint %s stats: %w", endpointID, classify(err))
+	}
+	return &stats[0], nil
+}
+
 // AttemptsByEndpoint counts attempts by endpoint, walking the application's index from f.FromID
 // (hookd.EndpointAttemptCounter).
 func (q *queries) AttemptsByEndpoint(ctx context.Context, f hookd.AttemptStatsFilter, endpointIDs []string) (map[string]hookd.AttemptCount, error) {

@@ -197,38 +197,3 @@ func (t *txn) SetDeliveryStatus(ctx context.Context, id string, status hookd.Del
 	}
 	return nil
 }
-
-// EndpointStats counts the endpoint's deliveries by status, on the index (endpoint_id, status,
-// id).
-func (q *queries) EndpointStats(ctx context.Context, endpointID string, since *time.Time) (*hookd.EndpointStats, error) {
-	type count struct {
-		status string
-		n      int
-	}
-	query := `SELECT status, COUNT(*) FROM hookd_deliveries WHERE endpoint_id = $1 GROUP BY status`
-	args := []any{endpointID}
-	if since != nil {
-		query = `SELECT status, COUNT(*) FROM hookd_deliveries WHERE endpoint_id = $1 AND created_at >= $2 GROUP BY status`
-		args = append(args, *since)
-	}
-	counts, err := collect(ctx, q.c, query, args, func(r row) (count, error) {
-		var c count
-		err := r.Scan(&c.status, &c.n)
-		return c, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("endpoint %s stats: %w", endpointID, classify(err))
-	}
-	var stats hookd.EndpointStats
-	for _, c := range counts {
-		switch hookd.DeliveryStatus(c.status) {
-		case hookd.DeliveryDelivered:
-			stats.Success += c.n
-		case hookd.DeliveryPending:
-			stats.Pending += c.n
-		case hookd.DeliveryFailed, hookd.DeliveryCancelled:
-			stats.Fail += c.n
-		}
-	}
-	return &stats, nil
-}

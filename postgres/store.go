@@ -196,6 +196,15 @@ var queuePlanParams = []string{"enable_seqscan", "enable_sort", "enable_hashjoin
 // hand to SendTx.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
+// Ping checks that the database answers a query, for a health check.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("ping postgres: %w", unavailable(err))
+	}
+	return nil
+}
+
 // Close closes the pool, once every connection taken from it is given back. Stop the queue
 // first.
 func (s *Store) Close() error {

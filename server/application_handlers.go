@@ -108,20 +108,32 @@ func oneRate(rateLimit, throttleRate optional[int64], lo int64) (int, error) {
 	return int(v.Value), nil
 }
 
-// applicationOut is ApplicationOut: rateLimit for the 1.44 generation, throttleRate for today's;
-// uid and the rate are left out when unset, as Svix does.
+// applicationOut is ApplicationOut as Svix's server writes it: uid and rateLimit left out when
+// unset, throttleRate always present (null when unset).
 type applicationOut struct {
 	UID          *string           `json:"uid,omitempty"`
 	Name         string            `json:"name"`
 	RateLimit    *int              `json:"rateLimit,omitempty"`
-	ThrottleRate *int              `json:"throttleRate,omitempty"`
+	ThrottleRate *int              `json:"throttleRate"`
 	ID           string            `json:"id"`
 	CreatedAt    time.Time         `json:"createdAt"`
 	UpdatedAt    time.Time         `json:"updatedAt"`
 	Metadata     map[string]string `json:"metadata"`
 }
 
-func toApplicationOut(a *hookd.Application, gen generation) applicationOut {
+// applicationOutV144 is ApplicationOut of Svix 1.44: rateLimit only, left out when unset.
+type applicationOutV144 struct {
+	UID       *string           `json:"uid,omitempty"`
+	Name      string            `json:"name"`
+	RateLimit *int              `json:"rateLimit,omitempty"`
+	ID        string            `json:"id"`
+	CreatedAt time.Time         `json:"createdAt"`
+	UpdatedAt time.Time         `json:"updatedAt"`
+	Metadata  map[string]string `json:"metadata"`
+}
+
+func toApplicationOut(a *hookd.Application, gen generation) any {
+	var rate *int
 	out := applicationOut{
 		Name: a.Name, ID: a.ID, CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC(), Metadata: a.Metadata,
 	}
@@ -130,15 +142,18 @@ func toApplicationOut(a *hookd.Application, gen generation) applicationOut {
 		out.UID = &uid
 	}
 	if a.ThrottleRate > 0 {
-		rate := a.ThrottleRate
-		if gen == genV144 {
-			out.RateLimit = &rate
-		} else {
-			out.ThrottleRate = &rate
-		}
+		r := a.ThrottleRate
+		rate = &r
 	}
+	out.RateLimit, out.ThrottleRate = rate, rate
 	if out.Metadata == nil {
 		out.Metadata = map[string]string{}
+	}
+	if gen == genV144 {
+		return applicationOutV144{
+			UID: out.UID, Name: out.Name, RateLimit: rate, ID: out.ID, CreatedAt: out.CreatedAt,
+			UpdatedAt: out.UpdatedAt, Metadata: out.Metadata,
+		}
 	}
 	return out
 }
@@ -178,7 +193,7 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, rc *re
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toList(page, func(a *hookd.Application) applicationOut { return toApplicationOut(a, rc.gen) }))
+	writeJSON(w, http.StatusOK, toList(page, func(a *hookd.Application) any { return toApplicationOut(a, rc.gen) }))
 	return nil
 }
 

@@ -197,13 +197,10 @@ func TestApplicationGenerations(t *testing.T) {
 	b := setup(t, nil)
 	// Today's generation: raw HTTP without a Svix User-Agent, input in today's name.
 	out := appReadJSON(t, b.do(t, "POST", "/api/v1/app", `{"name":"Gen","uid":"gen","throttleRate":9}`), http.StatusCreated)
-	if out["throttleRate"] != 9.0 {
-		t.Fatalf("today: throttleRate %v in %v", out["throttleRate"], out)
+	if out["throttleRate"] != 9.0 || out["rateLimit"] != 9.0 {
+		t.Fatalf("today: throttleRate %v, rateLimit %v in %v", out["throttleRate"], out["rateLimit"], out)
 	}
-	if _, ok := out["rateLimit"]; ok {
-		t.Fatalf("today: rateLimit present in %v", out)
-	}
-	for _, ua := range []string{"svix-libs/1.44.0/go", "svix-libs/1.30.2/python"} {
+	for _, ua := range []string{"svix-libs/1.44.0/go", "svix-libs/1.56.0/go"} {
 		out = appReadJSON(t, b.do(t, "GET", "/api/v1/app/gen", "", "User-Agent", ua), http.StatusOK)
 		if out["rateLimit"] != 9.0 {
 			t.Fatalf("%s: rateLimit %v in %v", ua, out["rateLimit"], out)
@@ -212,9 +209,11 @@ func TestApplicationGenerations(t *testing.T) {
 			t.Fatalf("%s: throttleRate present in %v", ua, out)
 		}
 	}
-	out = appReadJSON(t, b.do(t, "GET", "/api/v1/app/gen", "", "User-Agent", "svix-libs/1.76.0/go"), http.StatusOK)
-	if _, ok := out["rateLimit"]; ok || out["throttleRate"] != 9.0 {
-		t.Fatalf("1.76: %v", out)
+	for _, ua := range []string{"svix-libs/1.57.0/go", "svix-libs/1.99.1/go go/go1.26.0", "svix-libs/1.30.2/python"} {
+		out = appReadJSON(t, b.do(t, "GET", "/api/v1/app/gen", "", "User-Agent", ua), http.StatusOK)
+		if out["rateLimit"] != 9.0 || out["throttleRate"] != 9.0 {
+			t.Fatalf("%s: %v", ua, out)
+		}
 	}
 	// The 1.44 name in, today's generation out; exactly ApplicationOut's keys.
 	out = appReadJSON(t, b.do(t, "PATCH", "/api/v1/app/gen", `{"rateLimit":3}`), http.StatusOK)
@@ -225,8 +224,18 @@ func TestApplicationGenerations(t *testing.T) {
 			}
 		}
 	})
-	if want := []string{"createdAt", "id", "metadata", "name", "throttleRate", "uid", "updatedAt"}; !slices.Equal(keys, want) {
+	if want := []string{"createdAt", "id", "metadata", "name", "rateLimit", "throttleRate", "uid", "updatedAt"}; !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
+	}
+	// Without a rate, as Svix writes it: throttleRate null, rateLimit and uid left out.
+	plain := appReadJSON(t, b.do(t, "POST", "/api/v1/app", `{"name":"Plain"}`), http.StatusCreated)
+	if rate, ok := plain["throttleRate"]; !ok || rate != nil {
+		t.Fatalf("throttleRate of an application without a rate: %v", plain)
+	}
+	for _, k := range []string{"rateLimit", "uid"} {
+		if _, ok := plain[k]; ok {
+			t.Fatalf("%s present in %v", k, plain)
+		}
 	}
 	// The SDK decodes strictly: every route it reads must pass.
 	if _, err := b.svix.Application.Get(b.ctx, "gen"); err != nil {
@@ -265,8 +274,11 @@ func TestApplicationPatchNull(t *testing.T) {
 	if _, ok := out["uid"]; ok {
 		t.Fatalf("uid still set: %v", out)
 	}
-	if _, ok := out["throttleRate"]; ok {
+	if rate, ok := out["throttleRate"]; !ok || rate != nil {
 		t.Fatalf("throttleRate still set: %v", out)
+	}
+	if _, ok := out["rateLimit"]; ok {
+		t.Fatalf("rateLimit still set: %v", out)
 	}
 	if out["name"] != "N" || out["metadata"].(map[string]any)["a"] != "b" {
 		t.Fatalf("untouched fields changed: %v", out)

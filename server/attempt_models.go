@@ -146,22 +146,14 @@ func toAttemptOut(gen generation, a *hookd.Attempt, withContent bool, msg *msgOu
 	}
 }
 
-// msgEndpointOut is today's MessageEndpointOut: an endpoint a message went to, with the state of
-// that delivery.
+// msgEndpointOut is MessageEndpointOut as Svix's server writes it: an endpoint a message went to
+// (every field of endpointOutCommon), with the state of that delivery.
 type msgEndpointOut struct {
-	Channels     []string   `json:"channels"`
-	CreatedAt    time.Time  `json:"createdAt"`
-	Description  string     `json:"description"`
-	Disabled     bool       `json:"disabled"`
-	EventTypes   []string   `json:"eventTypes"`
-	ID           string     `json:"id"`
-	NextAttempt  *time.Time `json:"nextAttempt"`
-	Status       msgStatus  `json:"status"`
-	StatusText   string     `json:"statusText"`
-	ThrottleRate *int       `json:"throttleRate"`
-	UID          *string    `json:"uid"`
-	UpdatedAt    time.Time  `json:"updatedAt"`
-	URL          string     `json:"url"`
+	endpointOutCommon
+	ID          string     `json:"id"`
+	Status      msgStatus  `json:"status"`
+	StatusText  string     `json:"statusText"`
+	NextAttempt *time.Time `json:"nextAttempt"`
 }
 
 // msgEndpointOutV144 is MessageEndpointOut of the 1.44 generation: filterTypes and rateLimit, with
@@ -188,19 +180,13 @@ func toMsgEndpointOut(gen generation, d *hookd.Delivery, ep *hookd.Endpoint) any
 	if d.Status == hookd.DeliveryPending {
 		next = utcOrNil(d.NextAttemptAt)
 	}
-	rate := endpointRate(ep)
 	if gen == genV144 {
 		return msgEndpointOutV144{
 			Channels: nullList(ep.Channels), CreatedAt: ep.CreatedAt.UTC(), Description: ep.Description,
 			Disabled: ep.Disabled, FilterTypes: nullList(ep.EventTypes), ID: ep.ID, NextAttempt: next,
-			RateLimit: rate, Status: st, UID: nullString(ep.UID), UpdatedAt: ep.UpdatedAt.UTC(), URL: ep.URL,
+			RateLimit: endpointRate(ep), Status: st, UID: nullString(ep.UID), UpdatedAt: ep.UpdatedAt.UTC(), URL: ep.URL,
 			Version: max(ep.Version, 1),
 		}
 	}
-	return msgEndpointOut{
-		Channels: nullList(ep.Channels), CreatedAt: ep.CreatedAt.UTC(), Description: ep.Description,
-		Disabled: ep.Disabled, EventTypes: nullList(ep.EventTypes), ID: ep.ID, NextAttempt: next,
-		Status: st, StatusText: st.text(), ThrottleRate: rate, UID: nullString(ep.UID),
-		UpdatedAt: ep.UpdatedAt.UTC(), URL: ep.URL,
-	}
+	return msgEndpointOut{endpointOutCommon: endpointCommonOf(ep), ID: ep.ID, Status: st, StatusText: st.text(), NextAttempt: next}
 }

@@ -147,8 +147,16 @@ func exampleIsObject(raw json.RawMessage) bool {
 	return len(raw) > 0 && json.Unmarshal(raw, &obj) == nil && obj != nil
 }
 
-// endpointStats counts the endpoint's deliveries created in [since, until). The store counts
-// from a time on, so a window is the count from since less the count from until.
+// statsWindow is the longest window endpoint stats count over, and the default one: Svix allows five
+// minutes more, so that a caller may pass now less 28 days.
+const (
+	statsWindow      = 28 * 24 * time.Hour
+	statsWindowSlack = 5 * time.Minute
+)
+
+// endpointStats counts the attempts made to the endpoint in [since, until), as Svix's server
+// does: until defaults to now and may not be in the future, since defaults to 28 days before until
+// and may not be earlier (400 invalid_range).
 func (s *Server) endpointStats(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 	since, err := queryTime(r, "since")
 	if err != nil {
@@ -158,29 +166,46 @@ func (s *Server) endpointStats(w http.ResponseWriter, r *http.Request, rc *reqCt
 	if err != nil {
 		return err
 	}
-	if since != nil && until != nil && !until.After(*since) {
-		return invalidField("query", "until", "must be after since")
+	now := time.Now()
+	end := now
+	if until != nil {
+		if until.After(now) {
+			return badRequest("invalid_range", "'until' cannot be in the future")
+		}
+		end = *until
+	}
+	start := end.Add(-statsWindow)
+	if since != nil {
+		if end.Sub(*since) > statsWindow+statsWindowSlack {
+			return badRequest("invalid_range", "'since' cannot be more than 28 days prior to "+chronoUTC(end))
+		}
+		start = *since
 	}
 	_, ep, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
 		return err
 	}
-	store := s.client.Store()
-	st, err := store.EndpointStats(r.Context(), ep.ID, since)
+	st, err := s.client.Store().EndpointStats(r.Context(), ep.ID, start, end)
 	if err != nil {
 		return err
 	}
-	if until != nil {
-		later, err := store.EndpointStats(r.Context(), ep.ID, until)
-		if err != nil {
-			return err
-		}
-		st = &hookd.EndpointStats{
-			Success: max(st.Success-later.Success, 0),
-			Pending: max(st.Pending-later.Pending, 0),
-			Fail:    max(st.Fail-later.Fail, 0),
-		}
-	}
 	writeJSON(w, http.StatusOK, endpointStatsOf(rc.gen, st))
 	return nil
+}
+
+// chronoUTC writes t as Svix's server writes a time in a message: "2026-01-02 15:04:05.123456 UTC",
+// the fraction left out when zero and otherwise of 3, 6 or 9 digits.
+func chronoUTC(t time.Time) string {
+	t = t.UTC()
+	layout := "2006-01-02 15:04:05"
+	switch ns := t.Nanosecond(); {
+	case ns == 0:
+	case ns%1_000_000 == 0:
+		layout += ".000"
+	case ns%1_000 == 0:
+		layout += ".000000"
+	default:
+		layout += ".000000000"
+	}
+	return t.Format(layout) + " UTC"
 }

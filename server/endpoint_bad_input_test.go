@@ -130,7 +130,8 @@ func TestEndpointBadInput(t *testing.T) {
 		{"example unknown", "POST", list + "/nope/send-example", `{"eventType":"svix.ping"}`, 404, ""},
 		// stats
 		{"stats since text", "GET", one + "/stats?since=yesterday", "", 422, "since"},
-		{"stats until before since", "GET", one + "/stats?since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z", "", 422, "until"},
+		{"stats since 29 days before until", "GET", one + "/stats?since=2026-01-01T00:00:00Z&until=2026-01-30T00:00:00Z", "", 400, ""},
+		{"stats until in the future", "GET", one + "/stats?until=2999-01-01T00:00:00Z", "", 400, ""},
 		{"stats unknown", "GET", list + "/nope/stats", "", 404, ""},
 		// too big
 		{"create too big", "POST", list, `{"url":"https://x.example","description":"` + strings.Repeat("a", 2<<20) + `"}`, 413, ""},

@@ -2,7 +2,9 @@ package server
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -136,7 +138,8 @@ func TestEndpointRecoverAndStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stats.Fail != 1 || stats.Success != 0 || stats.Pending != 0 {
+	// Attempts are counted: the first and the two retries of the schedule failed.
+	if stats.Fail != 3 || stats.Success != 0 || stats.Pending != 0 {
 		t.Fatalf("stats after failure %+v", stats)
 	}
 
@@ -153,13 +156,13 @@ func TestEndpointRecoverAndStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stats.Success != 1 || stats.Fail != 0 {
+	if stats.Success != 1 || stats.Fail != 3 {
 		t.Fatalf("stats after recover %+v", stats)
 	}
 
-	// Windows: since after the delivery, and until before it, count nothing; around it, one.
-	later, earlier := time.Now().Add(time.Hour), start.Add(-time.Hour)
-	for _, opts := range []svix.EndpointStatsOptions{{Since: &later}, {Until: &earlier}} {
+	// Windows: since after the attempts, and until before them, count nothing; around them, all.
+	now, earlier := time.Now(), start.Add(-time.Hour)
+	for _, opts := range []svix.EndpointStatsOptions{{Since: &now}, {Until: &earlier}} {
 		s, err := b.svix.Endpoint.GetStatsWithOptions(b.ctx, "rec", ep.Id, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -168,11 +171,11 @@ func TestEndpointRecoverAndStats(t *testing.T) {
 			t.Fatalf("stats %+v in an empty window: %+v", opts, s)
 		}
 	}
-	s, err := b.svix.Endpoint.GetStatsWithOptions(b.ctx, "rec", ep.Id, svix.EndpointStatsOptions{Since: &earlier, Until: &later})
+	s, err := b.svix.Endpoint.GetStatsWithOptions(b.ctx, "rec", ep.Id, svix.EndpointStatsOptions{Since: &earlier, Until: &now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Success != 1 {
+	if s.Success != 1 || s.Fail != 3 {
 		t.Fatalf("stats in the window: %+v", s)
 	}
 
@@ -290,4 +293,123 @@ func TestEndpointSendExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	epReadJSON(t, b.do(t, "POST", path, `{"eventType":"svix.ping"}`), http.StatusConflict)
+}
+
+// Stats count attempts by outcome, as Svix's server does: two messages that fail twice and then
+// succeed are 2 successes and 4 failures.
+func TestEndpointStatsCountAttempts(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	epTestApp(t, b, "cnt")
+	var mu sync.Mutex
+	tries := map[string]int{}
+	b.recv.Handle("/cnt", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		id := r.Header.Get("webhook-id")
+		tries[id]++
+		if tries[id] <= 2 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	ep, err := b.client.CreateEndpoint(b.ctx, "cnt", &hookd.EndpointIn{URL: b.recv.URL("/cnt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range 2 {
+		if _, err := b.client.Send(b.ctx, "cnt", &hookd.MessageIn{EventType: "a.b", Payload: map[string]int{"n": n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	epWaitDeliveries(t, b, "cnt", ep.ID, hookd.DeliveryDelivered, 2)
+	got := epReadJSON(t, b.do(t, "GET", "/api/v1/app/cnt/endpoint/"+ep.ID+"/stats", ""), http.StatusOK)
+	want := map[string]any{"success": 2.0, "fail": 4.0, "pending": 0.0, "sending": 0.0, "canceled": 0.0}
+	if !maps.Equal(got, want) {
+		t.Fatalf("stats %v, want %v", got, want)
+	}
+}
+
+// The window is Svix's: until may not be in the future, since at most 28 days (and 5 minutes)
+// before until; either is 400 invalid_range.
+func TestEndpointStatsWindow(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	epTestApp(t, b, "win")
+	ep, err := b.client.CreateEndpoint(b.ctx, "win", &hookd.EndpointIn{URL: b.recv.URL("/win")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/api/v1/app/win/endpoint/" + ep.ID + "/stats"
+	until := time.Date(2026, 11, 1, 12, 0, 0, 500_000_000, time.UTC)
+	for _, c := range []struct {
+		query, detail string
+	}{
+		{"until=" + time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "'until' cannot be in the future"},
+		{"until=" + until.Format(time.RFC3339Nano) + "&since=" + until.Add(-28*24*time.Hour-6*time.Minute).Format(time.RFC3339Nano),
+			"'since' cannot be more than 28 days prior to 2026-11-01 12:00:00.500 UTC"},
+	} {
+		got := epReadJSON(t, b.do(t, "GET", path+"?"+c.query, ""), http.StatusBadRequest)
+		if got["code"] != "invalid_range" || got["detail"] != c.detail {
+			t.Errorf("%s: %v, want invalid_range %q", c.query, got, c.detail)
+		}
+	}
+	// 28 days and 5 minutes is allowed, and so is since after until (nothing to count).
+	for _, q := range []string{
+		"until=" + until.Format(time.RFC3339Nano) + "&since=" + until.Add(-28*24*time.Hour-5*time.Minute).Format(time.RFC3339Nano),
+		"since=" + time.Now().UTC().Format(time.RFC3339) + "&until=" + until.Format(time.RFC3339Nano),
+	} {
+		if got := epReadJSON(t, b.do(t, "GET", path+"?"+q, ""), http.StatusOK); got["success"] != 0.0 {
+			t.Errorf("%s: %v", q, got)
+		}
+	}
+}
+
+func TestChronoUTC(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2026, 1, 2, 15, 4, 5, 0, time.FixedZone("x", 3600))
+	for ns, want := range map[int]string{
+		0: "2026-01-02 14:04:05 UTC", 123_000_000: "2026-01-02 14:04:05.123 UTC",
+		123_456_000: "2026-01-02 14:04:05.123456 UTC", 123_456_789: "2026-01-02 14:04:05.123456789 UTC",
+	} {
+		if got := chronoUTC(base.Add(time.Duration(ns))); got != want {
+			t.Errorf("chronoUTC(+%dns) = %q, want %q", ns, got, want)
+		}
+	}
+}
+
+// An ed25519 endpoint's secret reads as its whpk_ public key, as Svix's server writes it: the
+// private key never leaves, and the public key verifies what the endpoint receives.
+func TestEndpointSecretOfEd25519IsPublicKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	epTestApp(t, b, "ed")
+	private, public, err := signature.NewKeyPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.log.Secret(private)
+	ep, err := b.client.CreateEndpoint(b.ctx, "ed", &hookd.EndpointIn{URL: b.recv.URL("/ed"), Secret: private})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := epReadJSON(t, b.do(t, "GET", "/api/v1/app/ed/endpoint/"+ep.ID+"/secret", ""), http.StatusOK)
+	if got["key"] != public {
+		t.Fatalf("secret %v, want the public key %s", got, public)
+	}
+	if _, err := b.client.Send(b.ctx, "ed", &hookd.MessageIn{EventType: "a.b", Payload: map[string]int{"n": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := b.recv.Wait(b.ctx, "/ed", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := signature.NewVerifier(got["key"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Verify(reqs[0].Body, reqs[0].Header); err != nil {
+		t.Fatalf("the public key does not verify the delivery: %v", err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/signature"
 )
 
 // endpointRoutes registers the endpoint routes of both specs (those under
@@ -31,6 +32,8 @@ func (s *Server) endpointRoutes() {
 	s.handle("GET "+one+"/stats", false, s.endpointStats)
 }
 
+// listEndpoints lists the application's endpoints newest first, as Svix's server does, or oldest
+// first with order=ascending.
 func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 	opts, err := listOptions(r)
 	if err != nil {
@@ -39,6 +42,9 @@ func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, rc *reqCt
 	descending, err := queryOrder(r)
 	if err != nil {
 		return err
+	}
+	if r.URL.Query().Get("order") == "" {
+		descending = true
 	}
 	a, err := s.resolveApp(r, rc)
 	if err != nil {
@@ -375,6 +381,13 @@ func (s *Server) getEndpointSecret(w http.ResponseWriter, r *http.Request, rc *r
 	key, err := s.client.EndpointSecret(r.Context(), a.ID, ep.ID)
 	if err != nil {
 		return err
+	}
+	// An ed25519 endpoint's receivers verify with the public key, which is what Svix's server
+	// writes for it; the private whsk_ key never leaves hookd.
+	if strings.HasPrefix(key, "whsk_") {
+		if key, err = signature.PublicKey(key); err != nil {
+			return fmt.Errorf("endpoint %s public key: %w", ep.ID, err)
+		}
 	}
 	writeJSON(w, http.StatusOK, &endpointSecretOut{Key: key})
 	return nil

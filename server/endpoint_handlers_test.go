@@ -132,7 +132,7 @@ func TestEndpointCRUDWithSDK(t *testing.T) {
 		t.Fatalf("library sees %+v", ep)
 	}
 
-	// List pages with the iterator.
+	// List pages with the iterator, newest first by default as Svix's server does.
 	second, err := b.svix.Endpoint.Create(ctx, "crud", &svix.EndpointIn{Url: b.recv.URL("/two")})
 	if err != nil {
 		t.Fatal(err)
@@ -141,31 +141,47 @@ func TestEndpointCRUDWithSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page1.Data) != 1 || page1.Data[0].Id != created.Id || page1.Done || page1.Iterator.Get() == nil {
+	if len(page1.Data) != 1 || page1.Data[0].Id != second.Id || page1.Done || page1.Iterator.Get() == nil {
 		t.Fatalf("page 1: %+v", page1)
 	}
 	page2, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Iterator: page1.Iterator.Get()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page2.Data) != 1 || page2.Data[0].Id != second.Id || !page2.Done {
+	if len(page2.Data) != 1 || page2.Data[0].Id != created.Id || !page2.Done || page2.PrevIterator == nil {
 		t.Fatalf("page 2: %+v", page2)
 	}
-	// order=descending: newest first, paged the same way.
-	desc := svix.Ordering("descending")
-	dpage1, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Order: &desc})
+	// The page before page 2 is page 1 again.
+	back, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Iterator: page2.PrevIterator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Data) != 1 || back.Data[0].Id != second.Id {
+		t.Fatalf("page before page 2: %+v", back)
+	}
+	// order=ascending: oldest first, paged the same way.
+	asc := svix.Ordering("ascending")
+	apage1, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Order: &asc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(apage1.Data) != 1 || apage1.Data[0].Id != created.Id || apage1.Done {
+		t.Fatalf("ascending page 1: %+v", apage1)
+	}
+	apage2, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Order: &asc, Iterator: apage1.Iterator.Get()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(apage2.Data) != 1 || apage2.Data[0].Id != second.Id || !apage2.Done {
+		t.Fatalf("ascending page 2: %+v", apage2)
+	}
+	// Explicit order=descending is the default.
+	dpage1, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Order: svix.Ordering("descending").Ptr()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(dpage1.Data) != 1 || dpage1.Data[0].Id != second.Id || dpage1.Done {
 		t.Fatalf("descending page 1: %+v", dpage1)
-	}
-	dpage2, err := b.svix.Endpoint.List(ctx, "crud", &svix.EndpointListOptions{Limit: svix.Int32(1), Order: &desc, Iterator: dpage1.Iterator.Get()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(dpage2.Data) != 1 || dpage2.Data[0].Id != created.Id || !dpage2.Done {
-		t.Fatalf("descending page 2: %+v", dpage2)
 	}
 
 	if err := b.svix.Endpoint.Delete(ctx, "crud", "ep-one"); err != nil {
@@ -179,13 +195,15 @@ func TestEndpointCRUDWithSDK(t *testing.T) {
 	}
 }
 
-// Each generation gets exactly its spec's fields, and either generation's names are accepted.
+// The strict Go SDKs get exactly the 1.44 spec's fields; every other client every field Svix's
+// server writes, both names of the filter and the rate and version included. Either generation's
+// names are accepted.
 func TestEndpointGenerations(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	epTestApp(t, b, "gen")
 	epEventTypes(t, b, "a.b", "c.d")
-	current := []string{"channels", "createdAt", "description", "disabled", "eventTypes", "id", "metadata", "scheme", "throttleRate", "uid", "updatedAt", "url"}
+	current := []string{"channels", "createdAt", "description", "disabled", "eventTypes", "filterTypes", "id", "metadata", "rateLimit", "scheme", "throttleRate", "uid", "updatedAt", "url", "version"}
 	v144 := []string{"channels", "createdAt", "description", "disabled", "filterTypes", "id", "metadata", "rateLimit", "uid", "updatedAt", "url", "version"}
 
 	out := epReadJSON(t, b.do(t, "POST", "/api/v1/app/gen/endpoint",
@@ -193,11 +211,18 @@ func TestEndpointGenerations(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(out)); !slices.Equal(got, current) {
 		t.Fatalf("current fields %v, want %v", got, current)
 	}
-	if out["throttleRate"] != 3.0 || out["eventTypes"].([]any)[0] != "a.b" {
+	if out["throttleRate"] != 3.0 || out["rateLimit"] != 3.0 || out["eventTypes"].([]any)[0] != "a.b" ||
+		out["filterTypes"].([]any)[0] != "a.b" || out["version"] != 1.0 || out["uid"] != nil {
 		t.Fatalf("current out %v", out)
 	}
 	id := out["id"].(string)
-	for _, h := range [][]string{{"X-Hookd-Api-Generation", "1.44"}, {"User-Agent", "svix-libs/1.44.0/go"}} {
+	for _, ua := range []string{"svix-libs/1.99.1/go go/go1.26.0", "svix-libs/1.57.0/go", "svix-libs/1.44.0/python", "svix-libs/1.99.1/javascript"} {
+		got := epReadJSON(t, b.do(t, "GET", "/api/v1/app/gen/endpoint/"+id, "", "User-Agent", ua), http.StatusOK)
+		if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, current) {
+			t.Fatalf("%s: fields %v, want %v", ua, keys, current)
+		}
+	}
+	for _, h := range [][]string{{"X-Hookd-Api-Generation", "1.44"}, {"User-Agent", "svix-libs/1.44.0/go"}, {"User-Agent", "svix-libs/1.56.0/go"}} {
 		old := epReadJSON(t, b.do(t, "GET", "/api/v1/app/gen/endpoint/"+id, "", h...), http.StatusOK)
 		if got := slices.Sorted(maps.Keys(old)); !slices.Equal(got, v144) {
 			t.Fatalf("1.44 fields %v, want %v", got, v144)
@@ -208,7 +233,7 @@ func TestEndpointGenerations(t *testing.T) {
 	}
 	// 1.44 names in, current names out.
 	out = epReadJSON(t, b.do(t, "PATCH", "/api/v1/app/gen/endpoint/"+id, `{"filterTypes":["c.d"],"rateLimit":7}`), http.StatusOK)
-	if out["throttleRate"] != 7.0 || out["eventTypes"].([]any)[0] != "c.d" {
+	if out["throttleRate"] != 7.0 || out["rateLimit"] != 7.0 || out["eventTypes"].([]any)[0] != "c.d" || out["filterTypes"].([]any)[0] != "c.d" {
 		t.Fatalf("patched %v", out)
 	}
 	// Stats and recover differ by generation too.

@@ -10,7 +10,8 @@ import (
 )
 
 // The response shapes of the endpoint routes. Where the two generations differ there is one
-// struct per generation, each with exactly the fields of its spec.
+// struct per generation: genV144's with exactly the fields of the 1.44 spec, genCurrent's with every
+// field Svix's server writes.
 
 // endpointOutV144 is EndpointOut of Svix 1.44: filterTypes, rateLimit, version.
 type endpointOutV144 struct {
@@ -28,42 +29,62 @@ type endpointOutV144 struct {
 	UpdatedAt   time.Time         `json:"updatedAt"`
 }
 
-// endpointOutCurrent is today's EndpointOut: eventTypes, throttleRate, no version.
+// endpointOutCommon is what Svix's server writes of every endpoint, in an EndpointOut and in a
+// MessageEndpointOut alike: both names of the filter (eventTypes, filterTypes) and of the rate
+// (throttleRate, rateLimit), and version, each always present, null when unset. Its OpenAPI file
+// hides filterTypes, rateLimit and version, but the SDKs read them: the Go and npm SDKs 1.99
+// decode filterTypes, the Python one requires version.
+type endpointOutCommon struct {
+	Description  string    `json:"description"`
+	RateLimit    *int      `json:"rateLimit"`
+	ThrottleRate *int      `json:"throttleRate"`
+	UID          *string   `json:"uid"`
+	URL          string    `json:"url"`
+	Version      int       `json:"version"`
+	Disabled     bool      `json:"disabled"`
+	EventTypes   []string  `json:"eventTypes"`
+	FilterTypes  []string  `json:"filterTypes"`
+	Channels     []string  `json:"channels"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+}
+
+// endpointOutCurrent is EndpointOut as Svix's server writes it. hookd's own fields, which no Svix
+// SDK reads, follow Metadata.
 type endpointOutCurrent struct {
-	ID           string            `json:"id"`
-	UID          *string           `json:"uid"`
-	URL          string            `json:"url"`
-	Description  string            `json:"description"`
-	EventTypes   []string          `json:"eventTypes"`
-	Channels     []string          `json:"channels"`
-	ThrottleRate *int              `json:"throttleRate"`
-	Disabled     bool              `json:"disabled"`
-	Metadata     map[string]string `json:"metadata"`
-	CreatedAt    time.Time         `json:"createdAt"`
-	UpdatedAt    time.Time         `json:"updatedAt"`
+	endpointOutCommon
+	ID       string            `json:"id"`
+	Metadata map[string]string `json:"metadata"`
 	// Scheme is hookd's own: how deliveries are signed. SDKs skip a field they don't know.
 	Scheme string `json:"scheme"`
 }
 
+// endpointCommonOf returns the fields every endpoint output carries.
+func endpointCommonOf(ep *hookd.Endpoint) endpointOutCommon {
+	rate := endpointRate(ep)
+	return endpointOutCommon{
+		Description: ep.Description, RateLimit: rate, ThrottleRate: rate, UID: nullString(ep.UID), URL: ep.URL,
+		Version: max(ep.Version, 1), Disabled: ep.Disabled, EventTypes: nullList(ep.EventTypes),
+		FilterTypes: nullList(ep.EventTypes), Channels: nullList(ep.Channels),
+		CreatedAt: ep.CreatedAt.UTC(), UpdatedAt: ep.UpdatedAt.UTC(),
+	}
+}
+
 // endpointOut returns ep in the shape of gen.
 func endpointOut(gen generation, ep *hookd.Endpoint) any {
-	uid := nullString(ep.UID)
-	rate := endpointRate(ep)
 	meta := ep.Metadata
 	if meta == nil {
 		meta = map[string]string{}
 	}
 	if gen == genV144 {
 		return &endpointOutV144{
-			ID: ep.ID, UID: uid, URL: ep.URL, Description: ep.Description, Version: max(ep.Version, 1),
-			FilterTypes: nullList(ep.EventTypes), Channels: nullList(ep.Channels), RateLimit: rate,
+			ID: ep.ID, UID: nullString(ep.UID), URL: ep.URL, Description: ep.Description, Version: max(ep.Version, 1),
+			FilterTypes: nullList(ep.EventTypes), Channels: nullList(ep.Channels), RateLimit: endpointRate(ep),
 			Disabled: ep.Disabled, Metadata: meta, CreatedAt: ep.CreatedAt.UTC(), UpdatedAt: ep.UpdatedAt.UTC(),
 		}
 	}
 	return &endpointOutCurrent{
-		ID: ep.ID, UID: uid, URL: ep.URL, Description: ep.Description,
-		EventTypes: nullList(ep.EventTypes), Channels: nullList(ep.Channels), ThrottleRate: rate,
-		Disabled: ep.Disabled, Metadata: meta, CreatedAt: ep.CreatedAt.UTC(), UpdatedAt: ep.UpdatedAt.UTC(),
+		endpointOutCommon: endpointCommonOf(ep), ID: ep.ID, Metadata: meta,
 		Scheme: cmp.Or(string(ep.Scheme), string(hookd.SchemeStandard)),
 	}
 }
@@ -141,11 +162,11 @@ type endpointStatsCurrent struct {
 	Canceled int `json:"canceled"`
 }
 
-// endpointStatsOf writes hookd's counts. hookd has no separate "sending" state (a delivery in flight is
-// pending) and counts cancelled deliveries with the failed ones, so sending and canceled are 0.
+// endpointStatsOf writes the counts of attempts. As in Svix's server, whose attempts are recorded
+// once made, pending, sending and canceled are 0.
 func endpointStatsOf(gen generation, s *hookd.EndpointStats) any {
 	if gen == genV144 {
-		return &endpointStatsV144{Success: s.Success, Pending: s.Pending, Fail: s.Fail}
+		return &endpointStatsV144{Success: s.Success, Fail: s.Fail}
 	}
-	return &endpointStatsCurrent{Success: s.Success, Pending: s.Pending, Fail: s.Fail}
+	return &endpointStatsCurrent{Success: s.Success, Fail: s.Fail}
 }

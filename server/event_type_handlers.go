@@ -270,7 +270,7 @@ func (s *Server) deleteEventType(w http.ResponseWriter, r *http.Request, rc *req
 // what to write, and writes it, in one transaction. created is true when none existed.
 func (s *Server) writeEventType(r *http.Request, name string, change func(cur *hookd.EventType) (*hookd.EventType, error)) (out *hookd.EventType, created bool, err error) {
 	ctx := r.Context()
-	now := time.Now().UTC()
+	now := time.Now().UTC().Truncate(time.Microsecond) // the stores' precision: the answer is what a read returns
 	err = s.client.Store().InTx(ctx, func(tx hookd.Tx) error {
 		cur, err := tx.GetEventType(ctx, name)
 		switch {

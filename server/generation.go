@@ -6,30 +6,41 @@ import (
 	"strings"
 )
 
-// generation is the version of the Svix API's shapes a caller speaks.
+// generation is the set of Svix API shapes a caller can decode.
 type generation int
 
 const (
-	// genCurrent is today's API: eventTypes, throttleRate (npm svix 2.x, the other current SDKs).
+	// genCurrent is what Svix's server writes: every field it serializes, those its OpenAPI file
+	// hides included (filterTypes beside eventTypes, rateLimit beside throttleRate, version).
+	// Every SDK decodes it but the strict Go ones.
 	genCurrent generation = iota
-	// genV144 is the API the Svix server 1.44.0 shipped: filterTypes, rateLimit, and no field that
-	// came later (the Go SDK v1.44.0 rejects unknown fields).
+	// genV144 is exactly the API the Svix server 1.44.0 described: filterTypes, rateLimit, and no
+	// field that came later. The Go SDK up to v1.56.x decodes with an openapi client that rejects
+	// an unknown field and requires its own.
 	genV144
 )
 
+// lastStrictGoMinor is the last minor version of the Svix Go SDK (1.x) whose models reject unknown
+// fields: from 1.57 on its models are plain encoding/json structs.
+const lastStrictGoMinor = 56
+
 // generationOf picks the generation from the User-Agent the Svix SDKs send,
-// "svix-libs/<version>/<language>": a version below 1.45 is genV144. The header
-// X-Hookd-Api-Generation: 1.44 forces it for other clients.
+// "svix-libs/<version>/<language>[/<suffix>] ...": the Go SDK up to 1.56.x is genV144, every other
+// SDK and client genCurrent. The header X-Hookd-Api-Generation: 1.44 forces genV144.
 func generationOf(r *http.Request) generation {
 	if r.Header.Get("X-Hookd-Api-Generation") == "1.44" {
 		return genV144
 	}
-	ua := r.Header.Get("User-Agent")
-	rest, ok := strings.CutPrefix(ua, "svix-libs/")
+	rest, ok := strings.CutPrefix(r.Header.Get("User-Agent"), "svix-libs/")
 	if !ok {
 		return genCurrent
 	}
-	version, _, _ := strings.Cut(rest, "/")
+	version, rest, _ := strings.Cut(rest, "/")
+	language, _, _ := strings.Cut(rest, " ")
+	language, _, _ = strings.Cut(language, "/")
+	if language != "go" {
+		return genCurrent
+	}
 	parts := strings.SplitN(version, ".", 3)
 	if len(parts) < 2 {
 		return genCurrent
@@ -39,7 +50,7 @@ func generationOf(r *http.Request) generation {
 	if err1 != nil || err2 != nil {
 		return genCurrent
 	}
-	if major < 1 || (major == 1 && minor < 45) {
+	if major < 1 || (major == 1 && minor <= lastStrictGoMinor) {
 		return genV144
 	}
 	return genCurrent

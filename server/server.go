@@ -3,10 +3,10 @@
 //
 // Two generations of the API are spoken. Svix renamed fields between the server the Go SDK
 // v1.44.0 was generated from (filterTypes, rateLimit) and today's (eventTypes, throttleRate), and
-// the Go SDK rejects any response field it does not know. Input accepts both names of a renamed
-// field; output carries exactly the fields of the caller's generation, chosen from the
-// User-Agent the Svix SDKs send (svix-libs/<version>/<language>): versions below 1.45 get the
-// 1.44 shapes, everything else today's.
+// the Go SDK up to v1.56.x rejects any response field it does not know. Input accepts both names
+// of a renamed field. Output is what Svix's server writes, both names included, for every client
+// but those Go SDKs, told apart by the User-Agent the Svix SDKs send
+// (svix-libs/<version>/<language>): they get exactly the 1.44 shapes (generation.go).
 //
 // Every route but the health checks needs a bearer token: the admin token (the operator's, every
 // application) or an app-portal token (one application's, minted by

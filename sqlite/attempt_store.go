@@ -109,6 +109,19 @@ func (q *queries) AttemptsPerHour(ctx context.Context, f hookd.AttemptStatsFilte
 	return out, nil
 }
 
+// EndpointStats counts the endpoint's attempts made in [since, until) by outcome, on the index
+// (endpoint_id, id).
+func (q *queries) EndpointStats(ctx context.Context, endpointID string, since, until time.Time) (*hookd.EndpointStats, error) {
+	var stats hookd.EndpointStats
+	err := q.q.QueryRowContext(ctx, `SELECT COALESCE(SUM(success), 0), COUNT(*) - COALESCE(SUM(success), 0)
+		FROM hookd_attempts WHERE endpoint_id = ? AND at >= ? AND at < ?`,
+		endpointID, micros(since), micros(until)).Scan(&stats.Success, &stats.Fail)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint %s stats: %w", endpointID, classify(err))
+	}
+	return &stats, nil
+}
+
 // AttemptsByEndpoint counts attempts by endpoint, walking the application's index from f.FromID
 // (hookd.EndpointAttemptCounter).
 func (q *queries) AttemptsByEndpoint(ctx context.Context, f hookd.AttemptStatsFilter, endpointIDs []string) (map[string]hookd.AttemptCount, error) {

@@ -205,6 +205,15 @@ func (s *Store) InProcess() bool { return true }
 // DB returns the database, for the app's own tables and for transactions to hand to SendTx.
 func (s *Store) DB() *sql.DB { return s.db }
 
+// Ping checks that the database answers a query, for a health check.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.rdb.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("ping sqlite: %w", unavailable(err))
+	}
+	return nil
+}
+
 // Close closes the database.
 func (s *Store) Close() error {
 	var errs []error

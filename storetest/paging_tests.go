@@ -210,6 +210,19 @@ var pagingTests = []test{
 		page, err = f.store.ListApplications(f.ctx, hookd.ListOptions{Iterator: between, Backward: true})
 		checkPage(t, "before a deleted id", page, err, want[:2], false, true, applicationID)
 	}},
+	{"BeforeAKeyAboveEveryID", func(t *testing.T, f *fixture) {
+		// The server lists endpoints newest first as backward pages before "ep_~", a key that must
+		// sort after every id in the store's collation.
+		app := f.newApp()
+		var want []string
+		for range 5 {
+			want = append(want, f.newEndpoint(app.ID).ID)
+		}
+		page, err := f.store.ListEndpoints(f.ctx, app.ID, hookd.ListOptions{Limit: 2, Iterator: "ep_~", Backward: true})
+		checkPage(t, "the newest two", page, err, want[3:], true, false, endpointID)
+		page, err = f.store.ListEndpoints(f.ctx, app.ID, hookd.ListOptions{Limit: 2, Iterator: page.PrevIterator, Backward: true})
+		checkPage(t, "the two before", page, err, want[1:3], true, true, endpointID)
+	}},
 	{"Limits", func(t *testing.T, f *fixture) {
 		var evs []hookd.OperationalEvent
 		for i := range 260 {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hookd/hookd"
 )
@@ -159,49 +160,36 @@ var idempotencyTests = []test{
 }
 
 var endpointStatsTests = []test{
-	{"Counts", func(t *testing.T, f *fixture) {
+	{"CountsAttemptsInWindow", func(t *testing.T, f *fixture) {
 		app := f.newApp()
 		ep, other := f.newEndpoint(app.ID), f.newEndpoint(app.ID)
-		deliver := func(endpointID string, status hookd.DeliveryStatus, created int) {
-			f.t.Helper()
-			msg := f.newMessage(app.ID, func(m *hookd.Message) { m.CreatedAt = at(created) })
-			f.newDelivery(msg, endpointID, func(d *hookd.Delivery) {
-				d.Status = status
-				if status != hookd.DeliveryPending {
-					d.NextAttemptAt = nil
-				}
-			})
+		// Two messages to ep fail twice, then succeed; one to other fails once.
+		for _, start := range []int{10, 20} {
+			d := f.newDelivery(f.newMessage(app.ID), ep.ID)
+			f.record(
+				hookd.AttemptRecord{Attempt: attempt(d, 1, at(start)), Status: hookd.DeliveryPending, NextAttemptAt: ptr(at(start + 1))},
+				hookd.AttemptRecord{Attempt: attempt(d, 2, at(start+1)), Status: hookd.DeliveryPending, NextAttemptAt: ptr(at(start + 2))},
+				hookd.AttemptRecord{Attempt: attempt(d, 3, at(start+2), succeeded), Status: hookd.DeliveryDelivered},
+			)
 		}
-		deliver(ep.ID, hookd.DeliveryDelivered, 10)
-		deliver(ep.ID, hookd.DeliveryFailed, 10)
-		deliver(ep.ID, hookd.DeliveryDelivered, 20) // since: at(20) includes created_at = since
-		deliver(ep.ID, hookd.DeliveryPending, 20)
-		deliver(ep.ID, hookd.DeliveryCancelled, 30)
-		deliver(ep.ID, hookd.DeliveryFailed, 30)
-		deliver(ep.ID, hookd.DeliveryPending, 30)
-		deliver(other.ID, hookd.DeliveryDelivered, 30)
-		deliver(other.ID, hookd.DeliveryFailed, 30)
+		d := f.newDelivery(f.newMessage(app.ID), other.ID)
+		f.record(hookd.AttemptRecord{Attempt: attempt(d, 1, at(15)), Status: hookd.DeliveryFailed})
 
-		got, err := f.store.EndpointStats(f.ctx, ep.ID, nil)
-		f.noErr(err)
-		equal(t, "all", hookd.EndpointStats{Success: 2, Pending: 2, Fail: 3}, *got)
-		got, err = f.store.EndpointStats(f.ctx, ep.ID, ptr(at(20)))
-		f.noErr(err)
-		equal(t, "since at(20)", hookd.EndpointStats{Success: 1, Pending: 2, Fail: 2}, *got)
-		got, err = f.store.EndpointStats(f.ctx, ep.ID, ptr(at(20).Add(1e3)))
-		f.noErr(err)
-		equal(t, "since a microsecond after at(20)", hookd.EndpointStats{Pending: 1, Fail: 2}, *got)
-		got, err = f.store.EndpointStats(f.ctx, other.ID, nil)
-		f.noErr(err)
-		equal(t, "other endpoint", hookd.EndpointStats{Success: 1, Fail: 1}, *got)
-
-		quiet := f.newEndpoint(app.ID)
-		got, err = f.store.EndpointStats(f.ctx, quiet.ID, nil)
-		f.noErr(err)
-		equal(t, "no deliveries", hookd.EndpointStats{}, *got)
-		got, err = f.store.EndpointStats(f.ctx, ep.ID, ptr(at(31)))
-		f.noErr(err)
-		equal(t, "none since", hookd.EndpointStats{}, *got)
+		count := func(endpointID string, since, until time.Time) hookd.EndpointStats {
+			t.Helper()
+			got, err := f.store.EndpointStats(f.ctx, endpointID, since, until)
+			f.noErr(err)
+			return *got
+		}
+		equal(t, "all", hookd.EndpointStats{Success: 2, Fail: 4}, count(ep.ID, at(0), at(100)))
+		equal(t, "since is inclusive", hookd.EndpointStats{Success: 1, Fail: 2}, count(ep.ID, at(20), at(100)))
+		equal(t, "a microsecond after", hookd.EndpointStats{Success: 1, Fail: 1}, count(ep.ID, at(20).Add(1e3), at(100)))
+		equal(t, "until is exclusive", hookd.EndpointStats{Success: 1, Fail: 2}, count(ep.ID, at(0), at(20)))
+		equal(t, "until a microsecond after", hookd.EndpointStats{Success: 1, Fail: 3}, count(ep.ID, at(0), at(20).Add(1e3)))
+		equal(t, "other endpoint", hookd.EndpointStats{Fail: 1}, count(other.ID, at(0), at(100)))
+		equal(t, "none in the window", hookd.EndpointStats{}, count(ep.ID, at(50), at(100)))
+		equal(t, "until before since", hookd.EndpointStats{}, count(ep.ID, at(100), at(0)))
+		equal(t, "no attempts", hookd.EndpointStats{}, count(f.newEndpoint(app.ID).ID, at(0), at(100)))
 	}},
 }
 

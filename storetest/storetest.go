@@ -17,7 +17,8 @@
 //
 // # What the suite pins beyond hookd.Store's documentation
 //
-//   - Times come back as the same instant, to the microsecond, in UTC.
+//   - Times come back as the same instant, to the microsecond, in UTC; a hookd.Client's creates
+//     and updates return the times a later read returns.
 //   - Empty lists and maps (an endpoint's event types, channels, headers, metadata; a message's
 //     channels) come back nil; a nil json.RawMessage (a payload expunged, no schemas) comes back
 //     nil; payloads come back byte for byte.
@@ -38,8 +39,8 @@
 //     AppID "" comes back ""; a nil response body comes back nil.
 //   - A token of a missing application is hookd.ErrNotFound; a repeated DeleteToken too.
 //   - ExpungeAttemptResponse of an already expunged attempt succeeds.
-//   - EndpointStats of an endpoint without deliveries is all zeros, not an error; since is
-//     inclusive.
+//   - EndpointStats of an endpoint without attempts is all zeros, not an error; since is
+//     inclusive, until exclusive.
 package storetest
 
 import (
@@ -78,6 +79,8 @@ func Run(t *testing.T, newStore func(t *testing.T) hookd.Store) {
 		{"ExpungeAttemptResponse", expungeAttemptResponseTests},
 		{"PendingSummary", pendingSummaryTests},
 		{"DueDeliveries", dueDeliveryTests},
+		{"ClientTimes", clientTimeTests},
+		{"Ping", pingTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

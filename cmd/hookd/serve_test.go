@@ -195,7 +195,7 @@ func TestServe(t *testing.T) {
 		t.Fatal("a token was generated although --token was given")
 	}
 
-	mustCall(t, http.StatusNoContent, http.MethodGet, s.url+"/api/v1/health/", "", "")
+	mustCall(t, http.StatusOK, http.MethodGet, s.url+"/api/v1/health/", "", "")
 	app := mustCall(t, http.StatusCreated, http.MethodPost, s.url+"/api/v1/app", testAdminToken, `{"name":"Acme","uid":"acme"}`)
 	if code, body := call(t, http.MethodGet, s.url+"/api/v1/app", "", ""); code != http.StatusUnauthorized {
 		t.Fatalf("list apps without a token: status %d, body %s", code, body)
@@ -479,7 +479,7 @@ func TestServeSIGTERM(t *testing.T) {
 	}()
 	select {
 	case u := <-url:
-		mustCall(t, http.StatusNoContent, http.MethodGet, u+"/api/v1/health", "", "")
+		mustCall(t, http.StatusOK, http.MethodGet, u+"/api/v1/health", "", "")
 	case <-ended:
 		_ = cmd.Wait()
 		t.Fatalf("hookd serve exited before listening:\n%s", strings.Join(lines, "\n"))
