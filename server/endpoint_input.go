@@ -91,6 +91,21 @@ type endpointFields struct {
 	scheme                        epField[string] // hookd's own: how deliveries are signed
 }
 
+// endpointRateField reads the rate, given as throttleRate, rateLimit or both: the SDKs 1.99 send
+// both names with what a GET returned. As Svix's server does, a throttleRate with a value wins over
+// rateLimit, and a value over a null.
+func endpointRateField(b endpointBody) (epField[int], error) {
+	throttle, err := bodyField[int](b, "a whole number", "throttleRate")
+	if err != nil {
+		return throttle, err
+	}
+	legacy, err := bodyField[int](b, "a whole number", "rateLimit")
+	if err != nil || throttle.given() || (throttle.set && !legacy.given()) {
+		return throttle, err
+	}
+	return legacy, nil
+}
+
 // readEndpointFields decodes and checks each field on its own (ranges, patterns, uid); what
 // needs the whole endpoint (the URL, uniqueness) the library checks. minRate is 1 for create and
 // update, 0 for patch (0 clears).
@@ -107,10 +122,7 @@ func readEndpointFields(b endpointBody, minRate int) (*endpointFields, error) {
 	read(func() (e error) { f.uid, e = bodyField[string](b, "a string", "uid"); return })
 	read(func() (e error) { f.secret, e = bodyField[string](b, "a string", "secret"); return })
 	read(func() (e error) { f.version, e = bodyField[int](b, "a whole number", "version"); return })
-	read(func() (e error) {
-		f.rate, e = bodyField[int](b, "a whole number", "throttleRate", "rateLimit")
-		return
-	})
+	read(func() (e error) { f.rate, e = endpointRateField(b); return })
 	read(func() (e error) {
 		f.eventTypes, e = bodyField[[]string](b, "a list of strings", "eventTypes", "filterTypes")
 		return
