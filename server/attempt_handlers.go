@@ -37,7 +37,7 @@ var emptyAttemptList = listOut[any]{Data: []any{}, Done: true}
 // endpointID: id, uid or eventId; "" for any), filtered by status, status_code_class,
 // event_types, channel, before and after.
 func (s *Server) listAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx, msgID, endpointID string) error {
-	q, err := readListQuery(r, filterStatus|filterCodeClass)
+	q, err := readListQuery(r, iterateAttempts, filterStatus|filterCodeClass)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (s *Server) expungeAttemptContent(w http.ResponseWriter, r *http.Request, r
 // message went to, with the state of each delivery, in the order the deliveries were made.
 // Deliveries to endpoints deleted since are left out.
 func (s *Server) listAttemptedDestinations(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	opts, err := listOptions(r)
+	opts, err := listOptions(r, iterateAny)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ var deliveryEnd = "dlv_" + strings.Repeat("z", 23)
 // endpoint, newest first, each with the state of its delivery; filtered by status, channel,
 // event_types, before and after (when the delivery was created).
 func (s *Server) listAttemptedMessages(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	q, err := readListQuery(r, filterStatus)
+	q, err := readListQuery(r, iterateAny, filterStatus)
 	if err != nil {
 		return err
 	}

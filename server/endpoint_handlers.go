@@ -30,7 +30,7 @@ func (s *Server) endpointRoutes() {
 }
 
 func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	opts, err := listOptions(r)
+	opts, err := listOptions(r, iterateEndpoints)
 	if err != nil {
 		return err
 	}

@@ -27,12 +27,12 @@ const (
 	filterCodeClass                         // status_code_class
 )
 
-// readListQuery reads limit, iterator, with_content, the filters named in extra, event_types,
-// channel, before and after, in that order: the first bad one is the 422.
-func readListQuery(r *http.Request, extra listFilters) (*listQuery, error) {
+// readListQuery reads limit, iterator (of kind), with_content, the filters named in extra,
+// event_types, channel, before and after, in that order: the first bad one is the 422.
+func readListQuery(r *http.Request, kind iteratorKind, extra listFilters) (*listQuery, error) {
 	q := &listQuery{codeClass: -1}
 	var err error
-	if q.opts, err = listOptions(r); err != nil {
+	if q.opts, err = listOptions(r, kind); err != nil {
 		return nil, err
 	}
 	if q.withContent, err = queryBool(r, "with_content", true); err != nil {

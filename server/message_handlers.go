@@ -84,7 +84,7 @@ func (s *Server) sendCreatingApp(r *http.Request, in *msgAppIn, appID string, ms
 // listMessages is v1.message.list: newest first, filtered by event_types, channel, before and
 // after.
 func (s *Server) listMessages(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	q, err := readListQuery(r, 0)
+	q, err := readListQuery(r, iterateMessages, 0)
 	if err != nil {
 		return err
 	}

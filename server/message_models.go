@@ -12,13 +12,13 @@ import (
 	"github.com/hookd/hookd"
 )
 
-// msgIn is Svix's MessageIn. Both generations share it; today's adds application. Fields the
-// Go SDK v1.44.0 may also send and neither spec has (tags, payloadRetentionHours) are accepted
-// and ignored.
+// msgIn is Svix's MessageIn. Both generations share it; today's adds application. The payload
+// may come as data, the alias Svix's server reads too; both at once is a duplicate field.
 type msgIn struct {
 	EventID   *string         `json:"eventId"`
 	EventType *string         `json:"eventType"`
 	Payload   json.RawMessage `json:"payload"`
+	Data      json.RawMessage `json:"data"`
 	Channels  []string        `json:"channels"`
 	// PayloadRetentionPeriod is in days, 5 to 90 (default 90). hookd keeps payloads until they
 	// are expunged, so it is checked and otherwise ignored.
@@ -44,6 +44,10 @@ type msgAppIn struct {
 // maxMsgChannels is the most channels a message may name (both specs).
 const maxMsgChannels = 5
 
+// msgIDPrefix begins every message id; an eventId may not begin with it, as Svix refuses a uid
+// of its kind's id prefix.
+const msgIDPrefix = "msg_"
+
 // check validates the message as both specs do and returns what to send.
 func (in *msgIn) check() (*hookd.MessageIn, error) {
 	if in.EventType == nil {
@@ -57,6 +61,9 @@ func (in *msgIn) check() (*hookd.MessageIn, error) {
 		if err := checkUID("eventId", *in.EventID, false); err != nil {
 			return nil, err
 		}
+		if strings.HasPrefix(*in.EventID, msgIDPrefix) {
+			return nil, invalidField("body", "eventId", "Uids are not allowed to have the same prefix as the ID. Prefix with _?")
+		}
 		out.EventID = *in.EventID
 	}
 	if in.Channels != nil {
@@ -69,7 +76,13 @@ func (in *msgIn) check() (*hookd.MessageIn, error) {
 	if p := in.PayloadRetentionPeriod; p != nil && (*p < 5 || *p > 90) {
 		return nil, invalidField("body", "payloadRetentionPeriod", "must be from 5 to 90 (days)")
 	}
+	if in.Payload != nil && in.Data != nil {
+		return nil, invalidField("body", "payload", "duplicate field `payload`: data is its alias, send one of them")
+	}
 	payload := bytes.TrimSpace(in.Payload)
+	if in.Data != nil {
+		payload = bytes.TrimSpace(in.Data)
+	}
 	if len(payload) == 0 || bytes.Equal(payload, []byte("null")) {
 		return nil, invalidField("body", "payload", "field required")
 	}
