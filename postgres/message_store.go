@@ -92,6 +92,7 @@ func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hoo
 		l.anyOf(conds...)
 	}
 	if f.After != nil {
+		l.fromTime = true
 		l.filter("m.created_at >= ?", *f.After)
 	}
 	if f.Before != nil {

@@ -3,7 +3,9 @@ package server
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/hookd/hookd"
 )
@@ -116,5 +118,60 @@ func TestListIteratorKinds(t *testing.T) {
 				t.Errorf("%s iterator %q: %d %v", l.path, it, resp.StatusCode, body)
 			}
 		}
+	}
+}
+
+// TestListAfterPagesFromTheTime: with after, the message and attempt lists return the page right
+// after that time (newest first within it), not the newest page, and its prevIterator walks on in
+// time, so a sync with after misses nothing.
+func TestListAfterPagesFromTheTime(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	f := mtSetup(t, b, "after", "/after", nil, nil)
+	var msgs []*hookd.Message
+	for i := range 5 {
+		res, err := b.client.Send(b.ctx, "after", &hookd.MessageIn{EventType: "a.b", Payload: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, res.Message)
+		// One delivery at a time, so that the attempts are made in the messages' order.
+		mtEventually(t, "the delivery", func() bool { return len(b.recv.Requests("/after")) == i+1 })
+		time.Sleep(time.Millisecond) // distinct timestamps
+	}
+	since := url.QueryEscape(msgs[1].CreatedAt.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano))
+	ids := func(body map[string]any) []string {
+		var out []string
+		for _, d := range body["data"].([]any) {
+			out = append(out, d.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	resp := b.do(t, "GET", "/api/v1/app/after/msg?limit=2&after="+since, "")
+	body := mtJSON(t, resp)
+	if got, want := ids(body), []string{msgs[2].ID, msgs[1].ID}; !slices.Equal(got, want) || body["done"] != false {
+		t.Fatalf("messages after: %v, want %v (%v)", got, want, body)
+	}
+	resp = b.do(t, "GET", "/api/v1/app/after/msg?limit=2&after="+since+"&iterator="+url.QueryEscape(body["prevIterator"].(string)), "")
+	body = mtJSON(t, resp)
+	if got, want := ids(body), []string{msgs[4].ID, msgs[3].ID}; !slices.Equal(got, want) {
+		t.Fatalf("messages after, next in time: %v, want %v (%v)", got, want, body)
+	}
+
+	var all []hookd.Attempt
+	mtEventually(t, "five attempts recorded", func() bool {
+		page, err := b.client.ListAttempts(b.ctx, "after", hookd.AttemptFilter{EndpointID: f.ep.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = page.Data
+		return len(all) == 5
+	})
+	slices.Reverse(all) // oldest first
+	from := url.QueryEscape(all[1].At.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano))
+	resp = b.do(t, "GET", "/api/v1/app/after/attempt/endpoint/"+f.ep.ID+"?limit=2&after="+from, "")
+	body = mtJSON(t, resp)
+	if got, want := ids(body), []string{all[2].ID, all[1].ID}; !slices.Equal(got, want) {
+		t.Fatalf("attempts after: %v, want %v (%v)", got, want, body)
 	}
 }

@@ -90,6 +90,7 @@ func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hoo
 		l.anyOf(conds...)
 	}
 	if f.After != nil {
+		l.fromTime = true
 		l.filter("m.created_at >= ?", micros(*f.After))
 	}
 	if f.Before != nil {
