@@ -81,6 +81,15 @@ type MessageBatchReader interface {
 	GetMessagesByID(ctx context.Context, appID string, ids []string) (map[string]Message, error)
 }
 
+// PayloadExpirer is a Store that deletes expired payloads in batches (both of this module's
+// stores are). A started Client sweeps them periodically (payload_retention.go).
+type PayloadExpirer interface {
+	// ExpirePayloads replaces with null the payloads of at most limit messages whose
+	// PayloadExpiresAt is at or before now, clears their PayloadExpiresAt, and returns how many
+	// it expired.
+	ExpirePayloads(ctx context.Context, now time.Time, limit int) (int, error)
+}
+
 // AttemptCount is how many attempts succeeded and failed.
 type AttemptCount struct {
 	Succeeded int
@@ -214,7 +223,8 @@ type Writer interface {
 	// RecordAttempts writes attempts and, for each, its delivery's new state and its endpoint's
 	// health, in order.
 	RecordAttempts(ctx context.Context, recs []AttemptRecord) error
-	// ExpungeMessagePayload replaces a message's payload with null (Svix's expunge content).
+	// ExpungeMessagePayload replaces a message's payload with null (Svix's expunge content); the
+	// message then has no PayloadExpiresAt.
 	ExpungeMessagePayload(ctx context.Context, messageID string) error
 
 	InsertOperationalEvents(ctx context.Context, evs []OperationalEvent) error
@@ -268,6 +278,7 @@ type MessageFilter struct {
 	AppID      string
 	EventTypes []string // any of these; empty: all
 	Channel    string   // messages naming this channel; empty: all
+	Tag        string   // messages with this tag; empty: all
 	// After selects messages created at or after it. With no Iterator, the page holds the oldest of
 	// them (in list order), as Svix pages after a time, and its PrevIterator walks on to newer ones.
 	After  *time.Time

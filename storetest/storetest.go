@@ -75,6 +75,7 @@ func Run(t *testing.T, newStore func(t *testing.T) hookd.Store) {
 		{"OperationalEvents", operationalEventTests},
 		{"Paging", pagingTests},
 		{"PagingAfter", afterTests},
+		{"MessageRetentionAndTags", retentionTests},
 		{"Transactions", transactionTests},
 		{"Tokens", tokenTests},
 		{"IdempotentResponses", idempotencyTests},
