@@ -28,9 +28,11 @@ type Client struct {
 	mu        sync.Mutex
 	started   bool
 	opsApp    atomic.Value       // string: the operator's application, when operational webhooks are configured
-	cancel    context.CancelFunc // ends the recorder and the payload sweep
+	cancel    context.CancelFunc // ends the recorder, the payload sweep and background recoveries
 	recDone   chan struct{}
 	sweepDone chan struct{}
+	bgCtx     context.Context // background recoveries' (recover.go); nil when not started
+	bg        sync.WaitGroup  // background recoveries running
 }
 
 // NewClient returns a Client on store. A nil cfg means every default.
@@ -107,6 +109,7 @@ func (c *Client) Start(ctx context.Context) error {
 		c.sweepPayloads(recCtx)
 	}()
 	c.cancel = cancel
+	c.bgCtx = recCtx
 	c.started = true
 	return nil
 }
@@ -123,6 +126,8 @@ func (c *Client) Stop(ctx context.Context) error {
 	c.cancel()
 	<-c.recDone
 	<-c.sweepDone
+	c.bg.Wait()
+	c.bgCtx = nil
 	c.http.CloseIdleConnections()
 	c.started = false
 	if err != nil {
