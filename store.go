@@ -279,8 +279,9 @@ type MessageFilter struct {
 	EventTypes []string // any of these; empty: all
 	Channel    string   // messages naming this channel; empty: all
 	Tag        string   // messages with this tag; empty: all
-	// After selects messages created at or after it. With no Iterator, the page holds the oldest of
-	// them (in list order), as Svix pages after a time, and its PrevIterator walks on to newer ones.
+	// After selects messages created at or after it. With no Iterator and no Before, the page
+	// holds the oldest of them (in list order), as Svix pages after a time, and its PrevIterator
+	// walks on to newer ones.
 	After  *time.Time
 	Before *time.Time // created before
 	ListOptions

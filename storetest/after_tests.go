@@ -6,8 +6,8 @@ import (
 	"github.com/hookd/hookd"
 )
 
-// afterTests pin the first page of a newest-first list filtered from a time on (After, no
-// iterator): the oldest items from that time, in list order, as Svix's server pages them.
+// afterTests pin the first page of a newest-first list filtered from a time on (After, no Before,
+// no iterator): the oldest items from that time, in list order, as Svix's server pages them.
 var afterTests = []test{
 	{"Messages", func(t *testing.T, f *fixture) {
 		app := f.newApp()
@@ -33,9 +33,9 @@ var afterTests = []test{
 		f.noErr(err)
 		equal(t, "all after the time", []string{ms[5].ID, ms[4].ID, ms[3].ID, ms[2].ID, ms[1].ID}, ids(page.Data, messageID))
 		equal(t, "done when all fit", true, page.Done)
-		// With before too, the window's oldest.
+		// With before too, the window is listed newest first, as Svix lists it.
 		filter = hookd.MessageFilter{AppID: app.ID, After: ptr(at(20)), Before: ptr(at(60)), ListOptions: hookd.ListOptions{Limit: 1}}
-		equal(t, "window", []string{ms[1].ID}, f.listMessages(filter))
+		equal(t, "window", []string{ms[4].ID}, f.listMessages(filter))
 	}},
 	{"Attempts", func(t *testing.T, f *fixture) {
 		app := f.newApp()
