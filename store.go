@@ -276,14 +276,15 @@ type Page[T any] struct {
 // MessageFilter selects messages of one application.
 type MessageFilter struct {
 	AppID      string
-	EventTypes []string // any of these; empty: all
-	Channel    string   // messages naming this channel; empty: all
-	Tag        string   // messages with this tag; empty: all
-	// After selects messages created at or after it. With no Iterator and no Before, the page
-	// holds the oldest of them (in list order), as Svix pages after a time, and its PrevIterator
-	// walks on to newer ones.
-	After  *time.Time
-	Before *time.Time // created before
+	EventTypes []string   // any of these; empty: all
+	Channel    string     // messages naming this channel; empty: all
+	Tag        string     // messages with this tag; empty: all
+	After      *time.Time // created at or after
+	Before     *time.Time // created before
+	// FromAfter, with After and neither Before nor Iterator, makes the page the oldest messages
+	// from After on (in list order), as Svix pages after a time; its PrevIterator walks on to
+	// newer ones. False: the newest.
+	FromAfter bool
 	ListOptions
 }
 
@@ -326,7 +327,8 @@ type AttemptFilter struct {
 	Success    *bool      // only successes (true) or failures (false); nil: both
 	EventTypes []string   // of messages with one of these event types
 	Channel    string     // of messages naming this channel
-	After      *time.Time // made at or after; with no Iterator, the oldest of them, as MessageFilter.After
+	After      *time.Time // made at or after
 	Before     *time.Time // made before
+	FromAfter  bool       // as MessageFilter.FromAfter
 	ListOptions
 }

@@ -47,7 +47,7 @@ func (s *Server) listAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx
 	if err != nil {
 		return err
 	}
-	f := hookd.AttemptFilter{EventTypes: q.eventTypes, Channel: q.channel, Before: q.before, After: q.after, ListOptions: q.opts}
+	f := hookd.AttemptFilter{EventTypes: q.eventTypes, Channel: q.channel, Before: q.before, After: q.after, FromAfter: true, ListOptions: q.opts}
 	if msgID != "" {
 		m, err := s.client.GetMessage(ctx, a.ID, msgID)
 		if err != nil {

@@ -93,7 +93,7 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request, rc *reqCtx
 		return err
 	}
 	page, err := s.client.ListMessages(r.Context(), a.ID, hookd.MessageFilter{
-		EventTypes: q.eventTypes, Channel: q.channel, Tag: q.tag, Before: q.before, After: q.after, ListOptions: q.opts,
+		EventTypes: q.eventTypes, Channel: q.channel, Tag: q.tag, Before: q.before, After: q.after, FromAfter: true, ListOptions: q.opts,
 	})
 	if err != nil {
 		return err

@@ -118,7 +118,7 @@ func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hoo
 		l.anyOf(conds...)
 	}
 	if f.After != nil {
-		l.fromTime = f.Before == nil // with both, Svix lists the window newest first
+		l.fromTime = f.FromAfter && f.Before == nil // with both, Svix lists the window newest first
 		l.filter("m.created_at >= ?", micros(*f.After))
 	}
 	if f.Before != nil {

@@ -6,8 +6,9 @@ import (
 	"github.com/hookd/hookd"
 )
 
-// afterTests pin the first page of a newest-first list filtered from a time on (After, no Before,
-// no iterator): the oldest items from that time, in list order, as Svix's server pages them.
+// afterTests pin the first page of a newest-first list filtered from a time on with FromAfter
+// (After, no Before, no iterator): the oldest items from that time, in list order, as Svix's
+// server pages them.
 var afterTests = []test{
 	{"Messages", func(t *testing.T, f *fixture) {
 		app := f.newApp()
@@ -15,7 +16,7 @@ var afterTests = []test{
 		for i := range 6 {
 			ms = append(ms, f.newMessage(app.ID, func(m *hookd.Message) { m.CreatedAt = at(10 * (i + 1)) }))
 		}
-		filter := hookd.MessageFilter{AppID: app.ID, After: ptr(at(20)), ListOptions: hookd.ListOptions{Limit: 2}}
+		filter := hookd.MessageFilter{AppID: app.ID, After: ptr(at(20)), FromAfter: true, ListOptions: hookd.ListOptions{Limit: 2}}
 		page, err := f.store.ListMessages(f.ctx, filter)
 		f.noErr(err)
 		equal(t, "the page after the time", []string{ms[2].ID, ms[1].ID}, ids(page.Data, messageID))
@@ -33,8 +34,11 @@ var afterTests = []test{
 		f.noErr(err)
 		equal(t, "all after the time", []string{ms[5].ID, ms[4].ID, ms[3].ID, ms[2].ID, ms[1].ID}, ids(page.Data, messageID))
 		equal(t, "done when all fit", true, page.Done)
+		// Without FromAfter, the newest from the time.
+		filter = hookd.MessageFilter{AppID: app.ID, After: ptr(at(20)), ListOptions: hookd.ListOptions{Limit: 2}}
+		equal(t, "newest after the time", []string{ms[5].ID, ms[4].ID}, f.listMessages(filter))
 		// With before too, the window is listed newest first, as Svix lists it.
-		filter = hookd.MessageFilter{AppID: app.ID, After: ptr(at(20)), Before: ptr(at(60)), ListOptions: hookd.ListOptions{Limit: 1}}
+		filter = hookd.MessageFilter{AppID: app.ID, After: ptr(at(20)), Before: ptr(at(60)), FromAfter: true, ListOptions: hookd.ListOptions{Limit: 1}}
 		equal(t, "window", []string{ms[4].ID}, f.listMessages(filter))
 	}},
 	{"Attempts", func(t *testing.T, f *fixture) {
@@ -47,7 +51,7 @@ var afterTests = []test{
 			as = append(as, a)
 			f.record(hookd.AttemptRecord{Attempt: a, Status: hookd.DeliveryPending})
 		}
-		filter := hookd.AttemptFilter{AppID: app.ID, EndpointID: ep.ID, After: ptr(at(20)), ListOptions: hookd.ListOptions{Limit: 2}}
+		filter := hookd.AttemptFilter{AppID: app.ID, EndpointID: ep.ID, After: ptr(at(20)), FromAfter: true, ListOptions: hookd.ListOptions{Limit: 2}}
 		page, err := f.store.ListAttempts(f.ctx, filter)
 		f.noErr(err)
 		equal(t, "the page after the time", []string{as[2].ID, as[1].ID}, ids(page.Data, attemptID))
