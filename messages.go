@@ -136,7 +136,7 @@ func (c *Client) Resend(ctx context.Context, app, msg, endpoint string) error {
 }
 
 // Recover makes a manual attempt of every failed delivery to an endpoint created at or after
-// since, and returns how many it queued.
+// since, at most MaxRecover of them, and returns how many it queued.
 func (c *Client) Recover(ctx context.Context, app, endpoint string, since time.Time) (int, error) {
 	return c.RecoverRange(ctx, app, endpoint, since, nil)
 }
