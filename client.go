@@ -25,11 +25,14 @@ type Client struct {
 	box    *secretBox           // seals endpoint secrets at rest; nil: stored as they are
 	sign   signerCache          // the signers of the keys the workers sign with (signers.go)
 
-	mu      sync.Mutex
-	started bool
-	opsApp  atomic.Value       // string: the operator's application, when operational webhooks are configured
-	cancel  context.CancelFunc // ends the recorder
-	recDone chan struct{}
+	mu        sync.Mutex
+	started   bool
+	opsApp    atomic.Value       // string: the operator's application, when operational webhooks are configured
+	cancel    context.CancelFunc // ends the recorder, the payload sweep and background recoveries
+	recDone   chan struct{}
+	sweepDone chan struct{}
+	bgCtx     context.Context // background recoveries' (recover.go); nil when not started
+	bg        sync.WaitGroup  // background recoveries running
 }
 
 // NewClient returns a Client on store. A nil cfg means every default.
@@ -100,7 +103,13 @@ func (c *Client) Start(ctx context.Context) error {
 		<-c.recDone
 		return fmt.Errorf("hookd: start the queue: %w", err)
 	}
+	c.sweepDone = make(chan struct{})
+	go func() {
+		defer close(c.sweepDone)
+		c.sweepPayloads(recCtx)
+	}()
 	c.cancel = cancel
+	c.bgCtx = recCtx
 	c.started = true
 	return nil
 }
@@ -116,6 +125,9 @@ func (c *Client) Stop(ctx context.Context) error {
 	err := c.queue.Stop(ctx)
 	c.cancel()
 	<-c.recDone
+	<-c.sweepDone
+	c.bg.Wait()
+	c.bgCtx = nil
 	c.http.CloseIdleConnections()
 	c.started = false
 	if err != nil {

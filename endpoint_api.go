@@ -54,46 +54,13 @@ func (c *Client) SendToEndpoint(ctx context.Context, app, endpoint string, msg *
 }
 
 // RecoverRange is Recover for the failed deliveries created at or after since and, when until is
-// set, before until.
+// set, before until. It queues at most MaxRecover attempts, a page of deliveries a transaction.
 func (c *Client) RecoverRange(ctx context.Context, app, endpoint string, since time.Time, until *time.Time) (int, error) {
-	n := 0
-	err := c.inApp(ctx, app, func(tx Tx, a *Application) error {
-		ep, err := tx.GetEndpoint(ctx, a.ID, endpoint)
-		if err != nil {
-			return err
-		}
-		if ep.Disabled {
-			return fmt.Errorf("%w: enable endpoint %s first", ErrEndpointDisabled, ep.ID)
-		}
-		f := DeliveryFilter{
-			AppID: a.ID, EndpointID: ep.ID, Status: DeliveryFailed, After: &since, Before: until,
-			ListOptions: ListOptions{Limit: 250},
-		}
-		for {
-			page, err := tx.ListDeliveries(ctx, f)
-			if err != nil {
-				return err
-			}
-			jobs := make([]Job, 0, len(page.Data))
-			for _, d := range page.Data {
-				jobs = append(jobs, Job{DeliveryID: d.ID, Attempt: d.Attempts + 1, Trigger: TriggerManual})
-			}
-			if len(jobs) > 0 {
-				if err := c.queue.EnqueueTx(ctx, tx, jobs); err != nil {
-					return err
-				}
-			}
-			n += len(jobs)
-			if page.Done {
-				return nil
-			}
-			f.Iterator = page.Iterator
-		}
-	})
+	ep, err := c.recoverTarget(ctx, app, endpoint)
 	if err != nil {
-		return 0, fmt.Errorf("hookd: recover endpoint %q: %w", endpoint, err)
+		return 0, err
 	}
-	return n, nil
+	return c.recoverPages(ctx, ep, since, until)
 }
 
 // RotateSecretGrace is RotateSecret with the old keys signing for grace instead of

@@ -92,6 +92,10 @@ func (c *Client) ListOperationalEvents(ctx context.Context, opts ListOptions) (*
 // ErrEndpointDisabled: a manual attempt was asked of a disabled endpoint.
 var ErrEndpointDisabled = errors.New("endpoint disabled")
 
+// ErrPayloadMissing: a manual attempt was asked of a message whose payload expired or was
+// expunged.
+var ErrPayloadMissing = errors.New("message payload missing (expired or expunged)")
+
 // Resend makes one manual attempt of a message to an endpoint, whatever became of its delivery
 // (a delivery is created when the endpoint did not take the message before). It returns when the
 // attempt is queued.
@@ -100,6 +104,9 @@ func (c *Client) Resend(ctx context.Context, app, msg, endpoint string) error {
 		m, err := tx.GetMessage(ctx, a.ID, msg)
 		if err != nil {
 			return err
+		}
+		if m.Payload == nil {
+			return ErrPayloadMissing
 		}
 		ep, err := tx.GetEndpoint(ctx, a.ID, endpoint)
 		if err != nil {
@@ -129,7 +136,7 @@ func (c *Client) Resend(ctx context.Context, app, msg, endpoint string) error {
 }
 
 // Recover makes a manual attempt of every failed delivery to an endpoint created at or after
-// since, and returns how many it queued.
+// since, at most MaxRecover of them, and returns how many it queued.
 func (c *Client) Recover(ctx context.Context, app, endpoint string, since time.Time) (int, error) {
 	return c.RecoverRange(ctx, app, endpoint, since, nil)
 }

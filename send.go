@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -17,6 +18,8 @@ const (
 	maxChannelLen  = 128
 	maxNameLen     = 256
 	maxDescription = 4096
+	maxTags        = 5 // Svix's
+	maxTagLen      = 128
 )
 
 // MessageIn is a message to send.
@@ -31,6 +34,13 @@ type MessageIn struct {
 	// Payload is the message body: json.RawMessage or []byte holding a JSON object is used as it
 	// is; any other value is encoded with encoding/json. Required.
 	Payload any
+	// Tags label the message for the message list's tag filter (Svix's tags): at most 5, each of
+	// at most 128 bytes of printable text; repeats are dropped. Optional.
+	Tags []string
+	// PayloadRetention is how long the payload is kept (Svix's payload retention): past it, a
+	// started Client's sweep deletes it and the message reads back as expunged. Zero: kept until
+	// expunged.
+	PayloadRetention time.Duration
 }
 
 // SendResult is what Send did.
@@ -91,6 +101,13 @@ func (c *Client) prepare(msg *MessageIn) (*Message, error) {
 			return nil, err
 		}
 	}
+	tags, err := checkTags(msg.Tags)
+	if err != nil {
+		return nil, err
+	}
+	if msg.PayloadRetention < 0 {
+		return nil, invalid("payloadRetention", "is negative")
+	}
 	payload, err := encodePayload(msg.Payload)
 	if err != nil {
 		return nil, err
@@ -98,14 +115,42 @@ func (c *Client) prepare(msg *MessageIn) (*Message, error) {
 	if len(payload) > c.cfg.MaxPayload {
 		return nil, &ValidationError{Field: "payload", Reason: fmt.Sprintf("%d bytes, at most %d", len(payload), c.cfg.MaxPayload), kind: ErrPayloadTooLarge}
 	}
-	return &Message{
+	m := &Message{
 		ID:        newID(prefixMessage),
 		EventID:   msg.EventID,
 		EventType: msg.EventType,
 		Channels:  slices.Clone(msg.Channels),
+		Tags:      tags,
 		Payload:   payload,
 		CreatedAt: c.now(),
-	}, nil
+	}
+	if msg.PayloadRetention > 0 {
+		exp := m.CreatedAt.Add(msg.PayloadRetention)
+		m.PayloadExpiresAt = &exp
+	}
+	return m, nil
+}
+
+// checkTags returns tags without repeats, or the first reason they are refused.
+func checkTags(tags []string) ([]string, error) {
+	if len(tags) == 0 {
+		return nil, nil
+	}
+	seen := make(map[string]bool, len(tags))
+	var out []string
+	for _, tag := range tags {
+		if err := checkName("tags", tag, maxTagLen); err != nil {
+			return nil, err
+		}
+		if !seen[tag] {
+			seen[tag] = true
+			out = append(out, tag)
+		}
+		if len(out) > maxTags {
+			return nil, invalid("tags", fmt.Sprintf("more than %d tags", maxTags))
+		}
+	}
+	return out, nil
 }
 
 // encodePayload returns the payload's JSON. Raw JSON is checked, not rewritten, so the bytes a

@@ -88,6 +88,15 @@ type EventTypeBatchReader interface {
 	ActiveEventTypes(ctx context.Context, names []string) (map[string]bool, error)
 }
 
+// PayloadExpirer is a Store that deletes expired payloads in batches (both of this module's
+// stores are). A started Client sweeps them periodically (payload_retention.go).
+type PayloadExpirer interface {
+	// ExpirePayloads replaces with null the payloads of at most limit messages whose
+	// PayloadExpiresAt is at or before now, clears their PayloadExpiresAt, and returns how many
+	// it expired.
+	ExpirePayloads(ctx context.Context, now time.Time, limit int) (int, error)
+}
+
 // AttemptCount is how many attempts succeeded and failed.
 type AttemptCount struct {
 	Succeeded int
@@ -222,7 +231,8 @@ type Writer interface {
 	// RecordAttempts writes attempts and, for each, its delivery's new state and its endpoint's
 	// health, in order.
 	RecordAttempts(ctx context.Context, recs []AttemptRecord) error
-	// ExpungeMessagePayload replaces a message's payload with null (Svix's expunge content).
+	// ExpungeMessagePayload replaces a message's payload with null (Svix's expunge content); the
+	// message then has no PayloadExpiresAt.
 	ExpungeMessagePayload(ctx context.Context, messageID string) error
 
 	InsertOperationalEvents(ctx context.Context, evs []OperationalEvent) error
@@ -276,8 +286,13 @@ type MessageFilter struct {
 	AppID      string
 	EventTypes []string   // any of these; empty: all
 	Channel    string     // messages naming this channel; empty: all
+	Tag        string     // messages with this tag; empty: all
 	After      *time.Time // created at or after
 	Before     *time.Time // created before
+	// FromAfter, with After and neither Before nor Iterator, makes the page the oldest messages
+	// from After on (in list order), as Svix pages after a time; its PrevIterator walks on to
+	// newer ones. False: the newest.
+	FromAfter bool
 	ListOptions
 }
 
@@ -322,5 +337,6 @@ type AttemptFilter struct {
 	Channel    string     // of messages naming this channel
 	After      *time.Time // made at or after
 	Before     *time.Time // made before
+	FromAfter  bool       // as MessageFilter.FromAfter
 	ListOptions
 }

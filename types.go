@@ -121,8 +121,13 @@ type Message struct {
 	EventID   string // the producer's idempotency id; optional, unique within the application
 	EventType string
 	Channels  []string
+	// Tags are free-form labels the message list filters by (Svix's tags).
+	Tags      []string
 	Payload   json.RawMessage
 	CreatedAt time.Time
+	// PayloadExpiresAt is when the payload is deleted (Svix's payload retention); nil: kept until
+	// it is expunged.
+	PayloadExpiresAt *time.Time
 }
 
 // DeliveryStatus is where a delivery stands.

@@ -35,6 +35,10 @@ func (c *Client) workJob(ctx context.Context, job Job) error {
 	if !manual && (d.Status != DeliveryPending || job.Attempt != d.Attempts+1) {
 		return nil // no longer pending, or a stale job whose attempt was already made
 	}
+	if m.Payload == nil {
+		// Expired or expunged: there is nothing to send (Svix's worker skips it too).
+		return c.cancelDelivery(ctx, d, "payload expired", manual)
+	}
 	now := c.now()
 	ep, keys, err := c.endpoint(ctx, d.EndpointID, now)
 	if errors.Is(err, ErrNotFound) {

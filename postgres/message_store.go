@@ -10,7 +10,8 @@ import (
 	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
-const messageCols = `m.id, m.app_id, m.event_id, m.event_type, m.channels::text, m.payload, m.created_at`
+const messageCols = `m.id, m.app_id, m.event_id, m.event_type, m.channels::text, m.payload, m.created_at,
+	m.tags::text, m.payload_expires_at`
 
 func scanMessage(r row) (hookd.Message, error) {
 	var msg hookd.Message
@@ -25,19 +26,27 @@ func scanMessage(r row) (hookd.Message, error) {
 // they are filled.
 func messageDest(msg *hookd.Message) ([]any, func() error) {
 	var (
-		eventID, channels sql.NullString
-		payload           []byte
-		createdAt         time.Time
+		eventID, channels, tags sql.NullString
+		payload                 []byte
+		createdAt               time.Time
+		expiresAt               *time.Time
 	)
-	dest := []any{&msg.ID, &msg.AppID, &eventID, &msg.EventType, &channels, &payload, &createdAt}
+	dest := []any{&msg.ID, &msg.AppID, &eventID, &msg.EventType, &channels, &payload, &createdAt, &tags, &expiresAt}
 	return dest, func() error {
 		msg.EventID = eventID.String
 		var err error
 		if msg.Channels, err = sqlcodec.DecodeStrings(channels); err != nil {
 			return err
 		}
+		if msg.Tags, err = sqlcodec.DecodeStrings(tags); err != nil {
+			return err
+		}
 		msg.Payload = fromRawJSON(payload)
 		msg.CreatedAt = createdAt.UTC()
+		if expiresAt != nil {
+			t := expiresAt.UTC()
+			msg.PayloadExpiresAt = &t
+		}
 		return nil
 	}
 }
@@ -74,6 +83,14 @@ func (q *queries) GetMessagesByID(ctx context.Context, appID string, ids []strin
 func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hookd.Page[hookd.Message], error) {
 	l := &listQuery{cols: messageCols, from: "hookd_messages m", key: "m.id", newestFirst: true}
 	switch {
+	case f.Tag != "" && f.AppID != "":
+		// The tag's index leads; a channel is then checked message by message.
+		l.from = "hookd_message_tags g JOIN hookd_messages m ON m.id = g.message_id"
+		l.key = "g.message_id"
+		l.filter("g.app_id = ? AND g.tag = ?", f.AppID, f.Tag)
+		if f.Channel != "" {
+			l.filter("EXISTS (SELECT 1 FROM hookd_message_channels c WHERE c.message_id = m.id AND c.channel = ?)", f.Channel)
+		}
 	case f.Channel != "" && f.AppID != "":
 		// The channel's index leads.
 		l.from = "hookd_message_channels c JOIN hookd_messages m ON m.id = c.message_id"
@@ -84,6 +101,9 @@ func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hoo
 	default:
 		l.equal("m.app_id", f.AppID)
 	}
+	if f.Tag != "" && f.AppID == "" {
+		l.filter("EXISTS (SELECT 1 FROM hookd_message_tags g WHERE g.message_id = m.id AND g.tag = ?)", f.Tag)
+	}
 	if types := unique(f.EventTypes); len(types) > 0 {
 		conds := make([]condition, len(types))
 		for i, et := range types {
@@ -92,6 +112,7 @@ func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hoo
 		l.anyOf(conds...)
 	}
 	if f.After != nil {
+		l.fromTime = f.FromAfter && f.Before == nil // with both, Svix lists the window newest first
 		l.filter("m.created_at >= ?", *f.After)
 	}
 	if f.Before != nil {
@@ -116,16 +137,25 @@ func (t *txn) InsertMessage(ctx context.Context, msg *hookd.Message) (*hookd.Mes
 	if err != nil {
 		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, err)
 	}
-	n, err := t.c.exec(ctx, `INSERT INTO hookd_messages (id, app_id, event_id, event_type, channels, payload, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+	tags, err := sqlcodec.EncodeStrings(msg.Tags)
+	if err != nil {
+		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, err)
+	}
+	n, err := t.c.exec(ctx, `INSERT INTO hookd_messages (id, app_id, event_id, event_type, channels, payload, created_at,
+			tags, payload_expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (app_id, event_id) WHERE event_id IS NOT NULL DO NOTHING`,
-		msg.ID, msg.AppID, sqlcodec.NullString(msg.EventID), msg.EventType, channels, rawBytes(msg.Payload), msg.CreatedAt)
+		msg.ID, msg.AppID, sqlcodec.NullString(msg.EventID), msg.EventType, channels, rawBytes(msg.Payload), msg.CreatedAt,
+		tags, msg.PayloadExpiresAt)
 	if err != nil {
 		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, classify(err))
 	}
 	if n == 1 {
-		if err := t.insertChannels(ctx, msg); err != nil {
-			return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, err)
+		if err := t.insertLabels(ctx, msg, "hookd_message_channels", "channel", msg.Channels); err != nil {
+			return nil, false, fmt.Errorf("insert message %s: channels: %w", msg.ID, err)
+		}
+		if err := t.insertLabels(ctx, msg, "hookd_message_tags", "tag", msg.Tags); err != nil {
+			return nil, false, fmt.Errorf("insert message %s: tags: %w", msg.ID, err)
 		}
 		return nil, true, nil
 	}
@@ -137,26 +167,42 @@ func (t *txn) InsertMessage(ctx context.Context, msg *hookd.Message) (*hookd.Mes
 	return &existing, false, nil
 }
 
-func (t *txn) insertChannels(ctx context.Context, msg *hookd.Message) error {
-	channels := unique(msg.Channels)
-	if len(channels) == 0 {
+// insertLabels writes the message's channels or tags (labels) one a row into table, whose label
+// column is col.
+func (t *txn) insertLabels(ctx context.Context, msg *hookd.Message, table, col string, labels []string) error {
+	labels = unique(labels)
+	if len(labels) == 0 {
 		return nil
 	}
-	_, err := t.c.exec(ctx, `INSERT INTO hookd_message_channels (app_id, channel, message_id)
-		SELECT $1, c, $3 FROM unnest($2::text[]) AS c`, msg.AppID, channels, msg.ID)
+	_, err := t.c.exec(ctx, `INSERT INTO `+table+` (app_id, `+col+`, message_id)
+		SELECT $1, l, $3 FROM unnest($2::text[]) AS l`, msg.AppID, labels, msg.ID)
 	if err != nil {
-		return fmt.Errorf("insert channels: %w", classify(err))
+		return classify(err)
 	}
 	return nil
 }
 
 // ExpungeMessagePayload sets the message's payload to NULL: it reads back as a nil Payload.
 func (t *txn) ExpungeMessagePayload(ctx context.Context, messageID string) error {
-	err := mustAffect(t.c.exec(ctx, `UPDATE hookd_messages SET payload = NULL WHERE id = $1`, messageID))
+	err := mustAffect(t.c.exec(ctx, `UPDATE hookd_messages SET payload = NULL, payload_expires_at = NULL
+		WHERE id = $1`, messageID))
 	if err != nil {
 		return fmt.Errorf("expunge payload of message %s: %w", messageID, err)
 	}
 	return nil
+}
+
+// ExpirePayloads deletes the payloads expired at now, at most limit of them, in one statement
+// that walks the index of the expiry times and skips rows another sweep holds
+// (hookd.PayloadExpirer).
+func (s *Store) ExpirePayloads(ctx context.Context, now time.Time, limit int) (int, error) {
+	n, err := s.c.exec(ctx, `UPDATE hookd_messages SET payload = NULL, payload_expires_at = NULL
+		WHERE id = ANY (ARRAY (SELECT id FROM hookd_messages WHERE payload_expires_at <= $1
+			LIMIT $2 FOR UPDATE SKIP LOCKED))`, now, limit)
+	if err != nil {
+		return 0, fmt.Errorf("expire payloads: %w", classify(err))
+	}
+	return int(n), nil
 }
 
 // unique returns v without repeats, in first-seen order.

@@ -23,6 +23,9 @@ type listQuery struct {
 	args        []any
 	branches    []condition // when set, rows match one of these (disjoint) conditions
 	newestFirst bool        // list order is key descending
+	// fromTime, on a newest-first list filtered from a time on, makes its first page the items
+	// right after that time (paging.BuildAfter) rather than the newest.
+	fromTime bool
 }
 
 type condition struct {
@@ -153,6 +156,14 @@ func list[T any](ctx context.Context, c conn, l *listQuery, opts hookd.ListOptio
 	scan func(row) (T, error), keyOf func(*T) string,
 ) (*hookd.Page[T], error) {
 	limit := paging.Limit(opts.Limit)
+	if l.fromTime && l.newestFirst && opts.Iterator == "" {
+		query, args := l.sql(l.cols, "", true, limit+1)
+		data, err := collect(ctx, c, query, args, scan)
+		if err != nil {
+			return nil, err
+		}
+		return paging.BuildAfter(data, limit, keyOf), nil
+	}
 	// forward is the direction of the key in list order.
 	forward := !l.newestFirst
 	backward := opts.Backward && opts.Iterator != ""

@@ -173,7 +173,7 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, rc *re
 	if err := rc.requireAdmin(); err != nil {
 		return err
 	}
-	opts, err := listOptions(r)
+	opts, err := listOptions(r, iterateApps)
 	if err != nil {
 		return err
 	}

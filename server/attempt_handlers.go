@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -39,7 +40,7 @@ var emptyAttemptList = listOut[any]{Data: []any{}, Done: true}
 // event_types, channel, before and after. With with_msg (Svix Cloud's) each attempt carries its
 // message.
 func (s *Server) listAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx, msgID, endpointID string) error {
-	q, err := readListQuery(r, filterStatus|filterCodeClass)
+	q, err := readListQuery(r, iterateAttempts, filterStatus|filterCodeClass)
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func (s *Server) listAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx
 	if err != nil {
 		return err
 	}
-	f := hookd.AttemptFilter{EventTypes: q.eventTypes, Channel: q.channel, Before: q.before, After: q.after, ListOptions: q.opts}
+	f := hookd.AttemptFilter{EventTypes: q.eventTypes, Channel: q.channel, Before: q.before, After: q.after, FromAfter: true, ListOptions: q.opts}
 	if msgID != "" {
 		m, err := s.client.GetMessage(ctx, a.ID, msgID)
 		if err != nil {
@@ -161,7 +162,7 @@ func (s *Server) expungeAttemptContent(w http.ResponseWriter, r *http.Request, r
 // message went to, with the state of each delivery, in the order the deliveries were made.
 // Deliveries to endpoints deleted since are left out.
 func (s *Server) listAttemptedDestinations(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	opts, err := listOptions(r)
+	opts, err := listOptions(r, iterateAny)
 	if err != nil {
 		return err
 	}
@@ -184,10 +185,10 @@ func (s *Server) listAttemptedDestinations(w http.ResponseWriter, r *http.Reques
 var deliveryEnd = "dlv_" + strings.Repeat("z", 23)
 
 // listAttemptedMessages is v1.message-attempt.list-attempted-messages: the messages sent to an
-// endpoint, newest first, each with the state of its delivery; filtered by status, channel,
+// endpoint, newest first, each with the state of its delivery; filtered by status, channel, tag,
 // event_types, before and after (when the delivery was created).
 func (s *Server) listAttemptedMessages(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	q, err := readListQuery(r, filterStatus)
+	q, err := readListQuery(r, iterateAny, filterStatus|filterTag)
 	if err != nil {
 		return err
 	}
@@ -211,6 +212,9 @@ func (s *Server) listAttemptedMessages(w http.ResponseWriter, r *http.Request, r
 		if len(q.eventTypes) > 0 && !slices.Contains(q.eventTypes, em.Message.EventType) {
 			return false
 		}
+		if q.tag != "" && !slices.Contains(em.Message.Tags, q.tag) {
+			return false
+		}
 		return q.channel == "" || slices.Contains(em.Message.Channels, q.channel)
 	}
 	endpointID := r.PathValue("endpoint_id")
@@ -219,7 +223,7 @@ func (s *Server) listAttemptedMessages(w http.ResponseWriter, r *http.Request, r
 		g.ListOptions = o
 		return s.client.ListEndpointMessages(ctx, a.ID, endpointID, g)
 	}
-	filtered := q.status != nil && *q.status != msgSuccess || len(q.eventTypes) > 0 || q.channel != ""
+	filtered := q.status != nil && *q.status != msgSuccess || len(q.eventTypes) > 0 || q.channel != "" || q.tag != ""
 	if !filtered {
 		keep = nil
 	}
@@ -235,7 +239,8 @@ func (s *Server) listAttemptedMessages(w http.ResponseWriter, r *http.Request, r
 }
 
 // resendMessage is v1.message-attempt.resend: one manual attempt of the message to the endpoint,
-// 202 ({} today, no body in 1.44). A message whose payload was expunged cannot be resent (409).
+// 202 ({} today, no body in 1.44). A message whose payload expired or was expunged cannot be
+// resent: 400 missing_payload, as Svix answers.
 func (s *Server) resendMessage(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 	a, err := s.resolveApp(r, rc)
 	if err != nil {
@@ -245,10 +250,14 @@ func (s *Server) resendMessage(w http.ResponseWriter, r *http.Request, rc *reqCt
 	if err != nil {
 		return err
 	}
-	if len(m.Payload) == 0 {
-		return &apiError{http.StatusConflict, "payload_expunged", "The message's payload was expunged; it cannot be resent."}
+	err = hookd.ErrPayloadMissing
+	if len(m.Payload) != 0 {
+		err = s.client.Resend(r.Context(), a.ID, m.ID, r.PathValue("endpoint_id"))
 	}
-	if err := s.client.Resend(r.Context(), a.ID, m.ID, r.PathValue("endpoint_id")); err != nil {
+	if errors.Is(err, hookd.ErrPayloadMissing) {
+		return errMissingPayload
+	}
+	if err != nil {
 		return err
 	}
 	if rc.gen == genV144 {

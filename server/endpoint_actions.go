@@ -15,8 +15,9 @@ import (
 // The endpoint routes that act rather than configure: recover, send-example, stats.
 
 // recoverEndpoint queues a manual attempt of every failed delivery to the endpoint created in
-// [since, until) and answers 202 with a task, as Svix does. hookd queues the attempts before it
-// answers, so the task has no further state to look up.
+// [since, until), at most hookd.MaxRecover of them, in the background, and answers 202 at once
+// with a running task, as Svix does. Like Svix it recovers at most 14 days (and five minutes, for
+// clock skew) before until or, without until, now.
 func (s *Server) recoverEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 	a, ep, err := s.resolveAppEndpoint(r, rc)
 	if err != nil {
@@ -38,19 +39,26 @@ func (s *Server) recoverEndpoint(w http.ResponseWriter, r *http.Request, rc *req
 	if !since.given() {
 		return invalidField("body", "since", "field required")
 	}
-	var end *time.Time
+	end, limit := (*time.Time)(nil), time.Now()
 	if until.given() {
 		if !until.v.After(since.v) {
 			return invalidField("body", "until", "must be after since")
 		}
-		end = &until.v
+		end, limit = &until.v, until.v
 	}
-	if _, err := s.client.RecoverRange(r.Context(), a.ID, ep.ID, since.v, end); err != nil {
+	if since.v.Before(limit.Add(-maxRecoverWindow)) {
+		return invalidField("body", "since", "Cannot recover more than 14 days of messages")
+	}
+	if err := s.client.RecoverInBackground(r.Context(), a.ID, ep.ID, since.v, end); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusAccepted, recoverOutOf(rc.gen, "qtask_"+rand.Text(), time.Now()))
 	return nil
 }
+
+// maxRecoverWindow is how far before until (or now) a recovery may reach: Svix's 14 days, and
+// five minutes for clock skew.
+const maxRecoverWindow = 14*24*time.Hour + 5*time.Minute
 
 // pingEventType is Svix's built-in test event.
 const pingEventType = "svix.ping"

@@ -35,7 +35,7 @@ func (s *Server) endpointRoutes() {
 // listEndpoints lists the application's endpoints newest first, as Svix's server does, or oldest
 // first with order=ascending.
 func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	opts, err := listOptions(r)
+	opts, err := listOptions(r, iterateEndpoints)
 	if err != nil {
 		return err
 	}

@@ -245,11 +245,11 @@ func TestEndpointGenerations(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(stats)); !slices.Equal(got, []string{"fail", "pending", "sending", "success"}) {
 		t.Fatalf("1.44 stats %v", got)
 	}
-	rec := epReadJSON(t, b.do(t, "POST", "/api/v1/app/gen/endpoint/"+id+"/recover", `{"since":"2020-01-01T00:00:00Z"}`), http.StatusAccepted)
+	rec := epReadJSON(t, b.do(t, "POST", "/api/v1/app/gen/endpoint/"+id+"/recover", `{"since":"2020-01-01T00:00:00Z","until":"2020-01-02T00:00:00Z"}`), http.StatusAccepted)
 	if got := slices.Sorted(maps.Keys(rec)); !slices.Equal(got, []string{"id", "status", "task", "updatedAt"}) || rec["task"] != "endpoint.recover" {
 		t.Fatalf("current recover %v", rec)
 	}
-	rec = epReadJSON(t, b.do(t, "POST", "/api/v1/app/gen/endpoint/"+id+"/recover", `{"since":"2020-01-01T00:00:00Z"}`, "X-Hookd-Api-Generation", "1.44"), http.StatusAccepted)
+	rec = epReadJSON(t, b.do(t, "POST", "/api/v1/app/gen/endpoint/"+id+"/recover", `{"since":"2020-01-01T00:00:00Z","until":"2020-01-02T00:00:00Z"}`, "X-Hookd-Api-Generation", "1.44"), http.StatusAccepted)
 	if got := slices.Sorted(maps.Keys(rec)); !slices.Equal(got, []string{"id", "status", "task"}) || rec["status"] != "running" {
 		t.Fatalf("1.44 recover %v", rec)
 	}

@@ -110,7 +110,7 @@ func (rc *reqCtx) visible(et *hookd.EventType) bool {
 
 // listEventTypes lists event types by name (Svix lists them by name whatever order says).
 func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	opts, err := listOptions(r)
+	opts, err := listOptions(r, iterateEventTypes)
 	if err != nil {
 		return err
 	}

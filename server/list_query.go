@@ -16,6 +16,7 @@ type listQuery struct {
 	codeClass     int        // -1: any (always -1 unless filterCodeClass was asked for)
 	eventTypes    []string
 	channel       string
+	tag           string // always "" unless filterTag was asked for
 	before, after *time.Time
 }
 
@@ -25,14 +26,16 @@ type listFilters uint8
 const (
 	filterStatus    listFilters = 1 << iota // status, a MessageStatus
 	filterCodeClass                         // status_code_class
+	filterTag                               // tag, a message tag
 )
 
-// readListQuery reads limit, iterator, with_content, the filters named in extra, event_types,
-// channel, before and after, in that order: the first bad one is the 422.
-func readListQuery(r *http.Request, extra listFilters) (*listQuery, error) {
+// readListQuery reads limit, iterator (of kind), with_content, the filters named in extra but
+// tag, event_types, channel, tag when named, before and after, in that order: the first bad one
+// is the 422.
+func readListQuery(r *http.Request, kind iteratorKind, extra listFilters) (*listQuery, error) {
 	q := &listQuery{codeClass: -1}
 	var err error
-	if q.opts, err = listOptions(r); err != nil {
+	if q.opts, err = listOptions(r, kind); err != nil {
 		return nil, err
 	}
 	if q.withContent, err = queryBool(r, "with_content", true); err != nil {
@@ -53,6 +56,11 @@ func readListQuery(r *http.Request, extra listFilters) (*listQuery, error) {
 	}
 	if q.channel, err = queryChannelName(r); err != nil {
 		return nil, err
+	}
+	if extra&filterTag != 0 {
+		if q.tag, err = queryTag(r); err != nil {
+			return nil, err
+		}
 	}
 	if q.before, q.after, err = queryBeforeAfter(r); err != nil {
 		return nil, err

@@ -81,10 +81,10 @@ func (s *Server) sendCreatingApp(r *http.Request, in *msgAppIn, appID string, ms
 	return s.client.Send(ctx, a.ID, msg)
 }
 
-// listMessages is v1.message.list: newest first, filtered by event_types, channel, before and
-// after.
+// listMessages is v1.message.list: newest first, filtered by event_types, channel, tag, before
+// and after.
 func (s *Server) listMessages(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-	q, err := readListQuery(r, 0)
+	q, err := readListQuery(r, iterateMessages, filterTag)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request, rc *reqCtx
 		return err
 	}
 	page, err := s.client.ListMessages(r.Context(), a.ID, hookd.MessageFilter{
-		EventTypes: q.eventTypes, Channel: q.channel, Before: q.before, After: q.after, ListOptions: q.opts,
+		EventTypes: q.eventTypes, Channel: q.channel, Tag: q.tag, Before: q.before, After: q.after, FromAfter: true, ListOptions: q.opts,
 	})
 	if err != nil {
 		return err

@@ -93,7 +93,7 @@ func TestMessageAndAttemptBadInput(t *testing.T) {
 		{"attempts by endpoint: bad status", "GET", "/api/v1/app/bad/attempt/endpoint/bad-ep?status=7", "", 422, "status"},
 		{"attempts by endpoint: status a word", "GET", "/api/v1/app/bad/attempt/endpoint/bad-ep?status=ok", "", 422, "status"},
 		{"attempts by endpoint: bad status_code_class", "GET", "/api/v1/app/bad/attempt/endpoint/bad-ep?status_code_class=250", "", 422, "status_code_class"},
-		{"attempts by endpoint: bad iterator is no error", "GET", "/api/v1/app/bad/attempt/endpoint/bad-ep?iterator=%00%FF", "", 200, ""},
+		{"attempts by endpoint: iterator not an attempt id", "GET", "/api/v1/app/bad/attempt/endpoint/bad-ep?iterator=%00%FF", "", 422, "iterator"},
 		{"attempts by message: unknown message", "GET", "/api/v1/app/bad/attempt/msg/msg_unknown", "", 404, ""},
 		{"attempts by message: unknown endpoint filter", "GET", "/api/v1/app/bad/attempt/msg/" + msg + "?endpoint_id=nope", "", 404, ""},
 		{"attempts by message: bad before", "GET", "/api/v1/app/bad/attempt/msg/" + msg + "?before=x", "", 422, "before"},

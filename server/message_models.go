@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,17 +13,21 @@ import (
 	"github.com/hookd/hookd"
 )
 
-// msgIn is Svix's MessageIn. Both generations share it; today's adds application. Fields the
-// Go SDK v1.44.0 may also send and neither spec has (tags, payloadRetentionHours) are accepted
-// and ignored.
+// msgIn is Svix's MessageIn. Both generations share it; today's adds application. The payload
+// may come as data, the alias Svix's server reads too; both at once is a duplicate field.
 type msgIn struct {
 	EventID   *string         `json:"eventId"`
 	EventType *string         `json:"eventType"`
 	Payload   json.RawMessage `json:"payload"`
+	Data      json.RawMessage `json:"data"`
 	Channels  []string        `json:"channels"`
-	// PayloadRetentionPeriod is in days, 5 to 90 (default 90). hookd keeps payloads until they
-	// are expunged, so it is checked and otherwise ignored.
+	// PayloadRetentionPeriod is how long the payload is kept, in days: 5 to 90, default 90 (Svix's
+	// server). PayloadRetentionHours (Svix Cloud's, 1 to 2160) says it in hours instead; the two
+	// exclude each other.
 	PayloadRetentionPeriod *int64 `json:"payloadRetentionPeriod"`
+	PayloadRetentionHours  *int64 `json:"payloadRetentionHours"`
+	// Tags (Svix Cloud's) label the message for the list's tag filter.
+	Tags []string `json:"tags"`
 	// Application creates the application of the path when it does not exist.
 	Application *msgAppIn `json:"application"`
 	// TransformationsParams carries rawPayload, the payload as a string (the Go SDK's
@@ -44,6 +49,10 @@ type msgAppIn struct {
 // maxMsgChannels is the most channels a message may name (both specs).
 const maxMsgChannels = 5
 
+// msgIDPrefix begins every message id; an eventId may not begin with it, as Svix refuses a uid
+// of its kind's id prefix.
+const msgIDPrefix = "msg_"
+
 // check validates the message as both specs do and returns what to send.
 func (in *msgIn) check() (*hookd.MessageIn, error) {
 	if in.EventType == nil {
@@ -57,6 +66,9 @@ func (in *msgIn) check() (*hookd.MessageIn, error) {
 		if err := checkUID("eventId", *in.EventID, ""); err != nil {
 			return nil, err
 		}
+		if strings.HasPrefix(*in.EventID, msgIDPrefix) {
+			return nil, invalidField("body", "eventId", "Uids are not allowed to have the same prefix as the ID. Prefix with _?")
+		}
 		out.EventID = *in.EventID
 	}
 	if in.Channels != nil {
@@ -66,10 +78,25 @@ func (in *msgIn) check() (*hookd.MessageIn, error) {
 		}
 		out.Channels = chs
 	}
-	if p := in.PayloadRetentionPeriod; p != nil && (*p < 5 || *p > 90) {
-		return nil, invalidField("body", "payloadRetentionPeriod", "must be from 5 to 90 (days)")
+	if in.Tags != nil {
+		tags, err := checkMsgTags(in.Tags)
+		if err != nil {
+			return nil, err
+		}
+		out.Tags = tags
+	}
+	retention, err := in.retention()
+	if err != nil {
+		return nil, err
+	}
+	out.PayloadRetention = retention
+	if in.Payload != nil && in.Data != nil {
+		return nil, invalidField("body", "payload", "duplicate field `payload`: data is its alias, send one of them")
 	}
 	payload := bytes.TrimSpace(in.Payload)
+	if in.Data != nil {
+		payload = bytes.TrimSpace(in.Data)
+	}
 	if len(payload) == 0 || bytes.Equal(payload, []byte("null")) {
 		return nil, invalidField("body", "payload", "field required")
 	}
@@ -90,6 +117,83 @@ func (in *msgIn) check() (*hookd.MessageIn, error) {
 		}
 	}
 	return out, nil
+}
+
+// Payload retention as Svix bounds it: days (its server's), or hours (its cloud's).
+const (
+	defaultRetentionDays       = 90
+	minRetentionDays           = 5
+	maxRetentionDays           = 90
+	maxRetentionHours          = 2160
+	maxMsgTags                 = 5
+	maxMsgTagLen               = 128
+	msgTagPatternText          = `^[a-zA-Z0-9\-_./\\#]+$`
+	retentionMutuallyExclusive = "payloadRetentionPeriod and payloadRetentionHours are mutually exclusive"
+)
+
+// msgTagPattern is the pattern of a message tag (Svix Cloud's).
+var msgTagPattern = regexp.MustCompile(msgTagPatternText)
+
+// retention returns how long the payload is kept.
+func (in *msgIn) retention() (time.Duration, error) {
+	days, hours := in.PayloadRetentionPeriod, in.PayloadRetentionHours
+	switch {
+	case days != nil && hours != nil:
+		return 0, invalidField("body", "payloadRetentionHours", retentionMutuallyExclusive)
+	case hours != nil:
+		if *hours < 1 || *hours > maxRetentionHours {
+			return 0, invalidField("body", "payloadRetentionHours", "must be from 1 to 2160 (hours)")
+		}
+		return time.Duration(*hours) * time.Hour, nil
+	case days != nil:
+		if *days < minRetentionDays || *days > maxRetentionDays {
+			return 0, invalidField("body", "payloadRetentionPeriod", "must be from 5 to 90 (days)")
+		}
+		return time.Duration(*days) * 24 * time.Hour, nil
+	}
+	return defaultRetentionDays * 24 * time.Hour, nil
+}
+
+// checkMsgTags checks a message's tags: at most 5 of at most 128 characters of
+// [a-zA-Z0-9-_./\#]. Repeats are dropped, as the list is a set.
+func checkMsgTags(tags []string) ([]string, error) {
+	seen := make(map[string]bool, min(len(tags), maxMsgTags+1))
+	out := []string{}
+	for _, tag := range tags {
+		if err := checkMsgTag("body", "tags", tag); err != nil {
+			return nil, err
+		}
+		if !seen[tag] {
+			seen[tag] = true
+			out = append(out, tag)
+		}
+		if len(out) > maxMsgTags {
+			return nil, invalidField("body", "tags", "at most 5 items")
+		}
+	}
+	return out, nil
+}
+
+// checkMsgTag checks one tag, in the body or the query.
+func checkMsgTag(where, field, tag string) error {
+	switch {
+	case tag == "":
+		return invalidField(where, field, "must not be empty")
+	case len(tag) > maxMsgTagLen:
+		return invalidField(where, field, "at most 128 characters")
+	case !msgTagPattern.MatchString(tag):
+		return invalidField(where, field, "must match "+msgTagPatternText)
+	}
+	return nil
+}
+
+// queryTag reads the tag filter.
+func queryTag(r *http.Request) (string, error) {
+	tag := r.URL.Query().Get("tag")
+	if tag == "" {
+		return "", nil
+	}
+	return tag, checkMsgTag("query", "tag", tag)
 }
 
 // checkMsgChannels checks a message's channels: 1 to 5 names of at most 128 characters of
@@ -165,10 +269,15 @@ type msgOut struct {
 	Channels  []string        `json:"channels"`
 	ID        string          `json:"id"`
 	Timestamp time.Time       `json:"timestamp"`
+	// Tags is left out when there are none, as Svix's server (which has no tags) writes it.
+	Tags []string `json:"tags,omitempty"`
 }
 
-// expiredPayload stands for a payload that was expunged, as Svix shows it.
+// expiredPayload stands for a payload that expired or was expunged, as Svix shows it.
 var expiredPayload = json.RawMessage(`{"expired":true}`)
+
+// errMissingPayload is Svix's answer to a resend of a message whose payload expired.
+var errMissingPayload = badRequest("missing_payload", "Unable to resend message. Payload is missing (probably expired).")
 
 // toMsgOut returns the message as Svix shows it. The timestamp is cut to the microsecond, as the
 // store keeps it, so that a message just created reads as it reads back later (and before and
@@ -176,7 +285,7 @@ var expiredPayload = json.RawMessage(`{"expired":true}`)
 func toMsgOut(m *hookd.Message, withContent bool) msgOut {
 	out := msgOut{
 		EventID: nullString(m.EventID), EventType: m.EventType, Channels: nullList(m.Channels),
-		ID: m.ID, Timestamp: m.CreatedAt.UTC().Truncate(time.Microsecond),
+		ID: m.ID, Timestamp: m.CreatedAt.UTC().Truncate(time.Microsecond), Tags: m.Tags,
 	}
 	switch {
 	case !withContent:

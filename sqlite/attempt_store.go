@@ -60,6 +60,7 @@ func (q *queries) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hoo
 		l.filter(`EXISTS (SELECT 1 FROM hookd_message_channels c WHERE c.message_id = a.message_id AND c.channel = ?)`, f.Channel)
 	}
 	if f.After != nil {
+		l.fromTime = f.FromAfter && f.Before == nil // with both, Svix lists the window newest first
 		l.filter("a.at >= ?", micros(*f.After))
 	}
 	if f.Before != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
 const deliveryCols = `d.id, d.message_id, d.endpoint_id, d.app_id, d.status, d.attempts, d.next_attempt_at,
@@ -121,25 +120,19 @@ func (q *queries) ListDeliveries(ctx context.Context, f hookd.DeliveryFilter) (*
 // LoadWork reads a delivery and its message in one statement.
 func (q *queries) LoadWork(ctx context.Context, deliveryID string) (*hookd.Delivery, *hookd.Message, error) {
 	var (
-		d                 hookd.Delivery
-		msg               hookd.Message
-		eventID, channels sql.NullString
-		payload           []byte
-		msgCreatedAt      int64
+		d   hookd.Delivery
+		msg hookd.Message
 	)
 	dest, finish := deliveryDest(&d)
-	dest = append(dest, &msg.ID, &msg.AppID, &eventID, &msg.EventType, &channels, &payload, &msgCreatedAt)
-	err := q.stmt(ctx, q.stmts.loadWork).QueryRowContext(ctx, deliveryID).Scan(dest...)
+	msgDest, finishMessage := messageDest(&msg)
+	err := q.stmt(ctx, q.stmts.loadWork).QueryRowContext(ctx, deliveryID).Scan(append(dest, msgDest...)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load work for delivery %s: %w", deliveryID, classify(err))
 	}
 	finish()
-	msg.EventID = eventID.String
-	if msg.Channels, err = sqlcodec.DecodeStrings(channels); err != nil {
+	if err := finishMessage(); err != nil {
 		return nil, nil, fmt.Errorf("load work for delivery %s: %w", deliveryID, err)
 	}
-	msg.Payload = fromRawJSON(payload)
-	msg.CreatedAt = fromMicros(msgCreatedAt)
 	return &d, &msg, nil
 }
 

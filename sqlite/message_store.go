@@ -5,37 +5,54 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
-const messageCols = `m.id, m.app_id, m.event_id, m.event_type, m.channels, m.payload, m.created_at`
+const messageCols = `m.id, m.app_id, m.event_id, m.event_type, m.channels, m.payload, m.created_at, m.tags, m.payload_expires_at`
 
 // insertMessageSQL writes nothing when the application already has a message with the event id
 // (NULL event ids never conflict); a taken id still fails.
-const insertMessageSQL = `INSERT INTO hookd_messages (id, app_id, event_id, event_type, channels, payload, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?)
+const insertMessageSQL = `INSERT INTO hookd_messages (id, app_id, event_id, event_type, channels, payload, created_at,
+		tags, payload_expires_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (app_id, event_id) WHERE event_id IS NOT NULL DO NOTHING`
 
 func scanMessage(r rowScanner) (hookd.Message, error) {
+	var msg hookd.Message
+	dest, finish := messageDest(&msg)
+	if err := r.Scan(dest...); err != nil {
+		return msg, err
+	}
+	return msg, finish()
+}
+
+// messageDest returns the scan destinations of messageCols and a function that finishes msg once
+// they are filled.
+func messageDest(msg *hookd.Message) ([]any, func() error) {
 	var (
-		msg               hookd.Message
-		eventID, channels sql.NullString
-		payload           []byte
-		createdAt         int64
+		eventID, channels, tags sql.NullString
+		payload                 []byte
+		createdAt               int64
+		expiresAt               sql.NullInt64
 	)
-	if err := r.Scan(&msg.ID, &msg.AppID, &eventID, &msg.EventType, &channels, &payload, &createdAt); err != nil {
-		return msg, err
+	dest := []any{&msg.ID, &msg.AppID, &eventID, &msg.EventType, &channels, &payload, &createdAt, &tags, &expiresAt}
+	return dest, func() error {
+		msg.EventID = eventID.String
+		var err error
+		if msg.Channels, err = sqlcodec.DecodeStrings(channels); err != nil {
+			return err
+		}
+		if msg.Tags, err = sqlcodec.DecodeStrings(tags); err != nil {
+			return err
+		}
+		msg.Payload = fromRawJSON(payload)
+		msg.CreatedAt = fromMicros(createdAt)
+		msg.PayloadExpiresAt = fromNullMicros(expiresAt)
+		return nil
 	}
-	msg.EventID = eventID.String
-	var err error
-	if msg.Channels, err = sqlcodec.DecodeStrings(channels); err != nil {
-		return msg, err
-	}
-	msg.Payload = fromRawJSON(payload)
-	msg.CreatedAt = fromMicros(createdAt)
-	return msg, nil
 }
 
 // GetMessage finds a message of the application by id or, failing that, by event id.
@@ -71,6 +88,14 @@ func (q *queries) GetMessagesByID(ctx context.Context, appID string, ids []strin
 func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hookd.Page[hookd.Message], error) {
 	l := &listQuery{cols: messageCols, from: "hookd_messages m", key: "m.id", newestFirst: true}
 	switch {
+	case f.Tag != "" && f.AppID != "":
+		// The tag's index leads; a channel is then checked message by message.
+		l.from = "hookd_message_tags g CROSS JOIN hookd_messages m ON m.id = g.message_id"
+		l.key = "g.message_id"
+		l.filter("g.app_id = ? AND g.tag = ?", f.AppID, f.Tag)
+		if f.Channel != "" {
+			l.filter("EXISTS (SELECT 1 FROM hookd_message_channels c WHERE c.message_id = m.id AND c.channel = ?)", f.Channel)
+		}
 	case f.Channel != "" && f.AppID != "":
 		// The channel's index leads (CROSS JOIN keeps SQLite from reordering the tables).
 		l.from = "hookd_message_channels c CROSS JOIN hookd_messages m ON m.id = c.message_id"
@@ -82,6 +107,9 @@ func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hoo
 	default:
 		l.equal("m.app_id", f.AppID)
 	}
+	if f.Tag != "" && f.AppID == "" {
+		l.filter("EXISTS (SELECT 1 FROM hookd_message_tags g WHERE g.message_id = m.id AND g.tag = ?)", f.Tag)
+	}
 	if types := unique(f.EventTypes); len(types) > 0 {
 		conds := make([]condition, len(types))
 		for i, et := range types {
@@ -90,6 +118,7 @@ func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hoo
 		l.anyOf(conds...)
 	}
 	if f.After != nil {
+		l.fromTime = f.FromAfter && f.Before == nil // with both, Svix lists the window newest first
 		l.filter("m.created_at >= ?", micros(*f.After))
 	}
 	if f.Before != nil {
@@ -109,8 +138,12 @@ func (t *txn) InsertMessage(ctx context.Context, msg *hookd.Message) (*hookd.Mes
 	if err != nil {
 		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, err)
 	}
+	tags, err := sqlcodec.EncodeStrings(msg.Tags)
+	if err != nil {
+		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, err)
+	}
 	res, err := t.stmt(ctx, t.stmts.insertMessage).ExecContext(ctx, msg.ID, msg.AppID, sqlcodec.NullString(msg.EventID),
-		msg.EventType, channels, rawJSON(msg.Payload), micros(msg.CreatedAt))
+		msg.EventType, channels, rawJSON(msg.Payload), micros(msg.CreatedAt), tags, nullMicros(msg.PayloadExpiresAt))
 	if err != nil {
 		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, classify(err))
 	}
@@ -119,8 +152,11 @@ func (t *txn) InsertMessage(ctx context.Context, msg *hookd.Message) (*hookd.Mes
 		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, err)
 	}
 	if n == 1 {
-		if err := t.insertChannels(ctx, msg); err != nil {
-			return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, err)
+		if err := t.insertLabels(ctx, msg, "hookd_message_channels", "channel", msg.Channels); err != nil {
+			return nil, false, fmt.Errorf("insert message %s: channels: %w", msg.ID, err)
+		}
+		if err := t.insertLabels(ctx, msg, "hookd_message_tags", "tag", msg.Tags); err != nil {
+			return nil, false, fmt.Errorf("insert message %s: tags: %w", msg.ID, err)
 		}
 		return nil, true, nil
 	}
@@ -133,30 +169,52 @@ func (t *txn) InsertMessage(ctx context.Context, msg *hookd.Message) (*hookd.Mes
 	return &existing, false, nil
 }
 
-func (t *txn) insertChannels(ctx context.Context, msg *hookd.Message) error {
-	channels := unique(msg.Channels)
-	if len(channels) == 0 {
+// insertLabels writes the message's channels or tags (labels) one a row into table, whose label
+// column is col.
+func (t *txn) insertLabels(ctx context.Context, msg *hookd.Message, table, col string, labels []string) error {
+	labels = unique(labels)
+	if len(labels) == 0 {
 		return nil
 	}
-	args := make([]any, 0, 3*len(channels))
-	for _, ch := range channels {
-		args = append(args, msg.AppID, ch, msg.ID)
+	args := make([]any, 0, 3*len(labels))
+	for _, l := range labels {
+		args = append(args, msg.AppID, l, msg.ID)
 	}
-	_, err := t.q.ExecContext(ctx, `INSERT INTO hookd_message_channels (app_id, channel, message_id) VALUES `+
-		valuesList(len(channels), 3), args...)
+	_, err := t.q.ExecContext(ctx, `INSERT INTO `+table+` (app_id, `+col+`, message_id) VALUES `+
+		valuesList(len(labels), 3), args...)
 	if err != nil {
-		return fmt.Errorf("insert channels: %w", classify(err))
+		return classify(err)
 	}
 	return nil
 }
 
 // ExpungeMessagePayload sets the message's payload to NULL: it reads back as a nil Payload.
 func (t *txn) ExpungeMessagePayload(ctx context.Context, messageID string) error {
-	err := mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_messages SET payload = NULL WHERE id = ?`, messageID))
+	err := mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_messages SET payload = NULL, payload_expires_at = NULL
+		WHERE id = ?`, messageID))
 	if err != nil {
 		return fmt.Errorf("expunge payload of message %s: %w", messageID, err)
 	}
 	return nil
+}
+
+// ExpirePayloads deletes the payloads expired at now, at most limit of them, in one statement
+// that walks the index of the expiry times (hookd.PayloadExpirer). It is a background write.
+func (s *Store) ExpirePayloads(ctx context.Context, now time.Time, limit int) (int, error) {
+	var n int64
+	err := s.InTx(hookd.BackgroundWrite(ctx), func(tx hookd.Tx) error {
+		res, err := tx.(*txn).q.ExecContext(ctx, `UPDATE hookd_messages SET payload = NULL, payload_expires_at = NULL
+			WHERE id IN (SELECT id FROM hookd_messages WHERE payload_expires_at <= ? LIMIT ?)`, micros(now), limit)
+		if err != nil {
+			return classify(err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("expire payloads: %w", err)
+	}
+	return int(n), nil
 }
 
 // placeholders returns "?, ?, ..." with n marks.

@@ -20,7 +20,10 @@ type listQuery struct {
 	args        []any
 	branches    []condition // when set, rows match one of these (disjoint) conditions
 	newestFirst bool        // list order is key descending
-	led         bool        // a filter through equal leads the query
+	// fromTime, on a newest-first list filtered from a time on, makes its first page the items
+	// right after that time (paging.BuildAfter) rather than the newest.
+	fromTime bool
+	led      bool // a filter through equal leads the query
 }
 
 type condition struct {
@@ -139,6 +142,14 @@ func list[T any](ctx context.Context, q querier, l *listQuery, opts hookd.ListOp
 	scan func(rowScanner) (T, error), keyOf func(*T) string,
 ) (*hookd.Page[T], error) {
 	limit := paging.Limit(opts.Limit)
+	if l.fromTime && l.newestFirst && opts.Iterator == "" {
+		query, args := l.sql(l.cols, "", true, limit+1)
+		data, err := collect(ctx, q, query, args, scan)
+		if err != nil {
+			return nil, err
+		}
+		return paging.BuildAfter(data, limit, keyOf), nil
+	}
 	// forward is the direction of the key in list order.
 	forward := !l.newestFirst
 	backward := opts.Backward && opts.Iterator != ""

@@ -29,6 +29,9 @@
 //     PrevIterator is its first item's id when an item precedes it, else "". An empty page has
 //     neither and is Done, except when asked for with Backward while items exist: they all follow it,
 //     so it is not Done and its Iterator "" leads to the first page.
+//   - The first page of a newest-first list (messages, attempts) with FromAfter, After, no Before
+//     and no Iterator holds the oldest items from After on, in list order; its PrevIterator is its
+//     first item's id and it is Done when nothing follows in time (afterTests).
 //   - InsertMessage returns a nil existing message when it inserts.
 //   - AddSigningKey shortens the other keys' expiry to expireOthersAt, never lengthens it.
 //   - UpsertEventType writes Archived as given (false un-archives) and keeps CreatedAt.
@@ -72,6 +75,8 @@ func Run(t *testing.T, newStore func(t *testing.T) hookd.Store) {
 		{"Attempts", attemptTests},
 		{"OperationalEvents", operationalEventTests},
 		{"Paging", pagingTests},
+		{"PagingAfter", afterTests},
+		{"MessageRetentionAndTags", retentionTests},
 		{"Transactions", transactionTests},
 		{"Tokens", tokenTests},
 		{"IdempotentResponses", idempotencyTests},

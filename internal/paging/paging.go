@@ -89,3 +89,29 @@ func Build[T any](data []T, limit int, backward, forward bool, iterator string,
 	}
 	return page, nil
 }
+
+// BuildAfter makes the page of a newest-first list asked for the items from a time on, with no
+// iterator: data are the rows from that time read oldest first, at most limit+1 of them. As
+// Svix's server does, the page holds the oldest limit of them, reversed into list order, so a
+// sync that lists after the last time it saw misses nothing. PrevIterator (to walk on to newer
+// items) is the page's first key; Iterator its last key when more items follow in the direction
+// read, and Done tells that none do.
+func BuildAfter[T any](data []T, limit int, keyOf func(*T) string) *hookd.Page[T] {
+	more := len(data) > limit
+	if more {
+		data = data[:limit]
+	}
+	if data == nil {
+		data = []T{}
+	}
+	slices.Reverse(data)
+	page := &hookd.Page[T]{Data: data, Done: !more}
+	if len(data) == 0 {
+		return page
+	}
+	page.PrevIterator = keyOf(&data[0])
+	if more {
+		page.Iterator = keyOf(&data[len(data)-1])
+	}
+	return page
+}

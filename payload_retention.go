@@ -1,0 +1,59 @@
+package hookd
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// The payload sweep works as Svix's expired-message cleaner: it deletes expired payloads a batch
+// at a time, runs the next batch at once while batches come full, and otherwise waits
+// payloadSweepIdle; after a failure it tries again after payloadSweepRetry. A Client sweeps once
+// when it starts.
+const (
+	payloadSweepBatch = 5000
+	payloadSweepIdle  = 12 * time.Hour
+	payloadSweepRetry = 10 * time.Second
+)
+
+// ExpirePayloads deletes the payloads whose retention (MessageIn.PayloadRetention) has passed,
+// batch by batch until none is left, and returns how many it deleted. A started Client does it
+// periodically; on a store that is not a PayloadExpirer it does nothing.
+func (c *Client) ExpirePayloads(ctx context.Context) (int, error) {
+	pe, ok := c.store.(PayloadExpirer)
+	if !ok {
+		return 0, nil
+	}
+	total := 0
+	for {
+		n, err := pe.ExpirePayloads(ctx, c.now(), payloadSweepBatch)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("hookd: expire payloads: %w", err)
+		}
+		if n < payloadSweepBatch {
+			return total, nil
+		}
+	}
+}
+
+// sweepPayloads runs ExpirePayloads until ctx ends.
+func (c *Client) sweepPayloads(ctx context.Context) {
+	for {
+		wait := payloadSweepIdle
+		if _, err := c.ExpirePayloads(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			c.cfg.Logger.Error("payload sweep", "error", err)
+			wait = payloadSweepRetry
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package hookd
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// MaxRecover is the most failed deliveries one recovery queues attempts of, as Svix caps a
+// recovery.
+const MaxRecover = 10_000
+
+// recoverPage is how many deliveries a recovery reads and queues in one transaction.
+const recoverPage = 250
+
+// RecoverInBackground is RecoverRange run in the background, as Svix runs a recovery: it checks
+// the application and the endpoint (missing: ErrNotFound; disabled: ErrEndpointDisabled) and
+// returns, and the attempts are queued afterwards. The recovery lives as long as the started
+// client: Stop ends it, and the attempts it queued so far stay queued. On a client not started
+// it runs before RecoverInBackground returns.
+func (c *Client) RecoverInBackground(ctx context.Context, app, endpoint string, since time.Time, until *time.Time) error {
+	ep, err := c.recoverTarget(ctx, app, endpoint)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	bg := c.bgCtx
+	if bg != nil {
+		c.bg.Add(1)
+	}
+	c.mu.Unlock()
+	if bg == nil {
+		_, err := c.recoverPages(ctx, ep, since, until)
+		return err
+	}
+	go func() {
+		defer c.bg.Done()
+		if _, err := c.recoverPages(bg, ep, since, until); err != nil && bg.Err() == nil {
+			c.cfg.Logger.Error("recover endpoint", "endpoint", ep.ID, "error", err)
+		}
+	}()
+	return nil
+}
+
+// recoverTarget returns the endpoint a recovery works on: an enabled endpoint of the application.
+func (c *Client) recoverTarget(ctx context.Context, app, endpoint string) (*Endpoint, error) {
+	a, err := c.GetApplication(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := c.store.GetEndpoint(ctx, a.ID, endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("hookd: recover endpoint %q: %w", endpoint, err)
+	}
+	if ep.Disabled {
+		return nil, fmt.Errorf("hookd: recover endpoint %q: %w: enable endpoint %s first", endpoint, ErrEndpointDisabled, ep.ID)
+	}
+	return ep, nil
+}
+
+// recoverPages queues a manual attempt of each failed delivery to ep created in [since, until),
+// in id order, a page a transaction, at most MaxRecover of them, and returns how many it queued.
+func (c *Client) recoverPages(ctx context.Context, ep *Endpoint, since time.Time, until *time.Time) (int, error) {
+	f := DeliveryFilter{AppID: ep.AppID, EndpointID: ep.ID, Status: DeliveryFailed, After: &since, Before: until}
+	n := 0
+	for done := false; !done && n < MaxRecover; {
+		f.Limit = min(recoverPage, MaxRecover-n)
+		err := c.store.InTx(ctx, func(tx Tx) error {
+			page, err := tx.ListDeliveries(ctx, f)
+			if err != nil {
+				return err
+			}
+			jobs := make([]Job, 0, len(page.Data))
+			for _, d := range page.Data {
+				jobs = append(jobs, Job{DeliveryID: d.ID, Attempt: d.Attempts + 1, Trigger: TriggerManual})
+			}
+			if len(jobs) > 0 {
+				if err := c.queue.EnqueueTx(ctx, tx, jobs); err != nil {
+					return err
+				}
+			}
+			n += len(jobs)
+			done, f.Iterator = page.Done, page.Iterator
+			return nil
+		})
+		if err != nil {
+			return n, fmt.Errorf("hookd: recover endpoint %s: %w", ep.ID, err)
+		}
+	}
+	return n, nil
+}
