@@ -1,10 +1,6 @@
 package server
 
-import (
-	"net/http"
-	"strconv"
-	"strings"
-)
+import "net/http"
 
 // generation is the set of Svix API shapes a caller can decode.
 type generation int
@@ -31,26 +27,7 @@ func generationOf(r *http.Request) generation {
 	if r.Header.Get("X-Hookd-Api-Generation") == "1.44" {
 		return genV144
 	}
-	rest, ok := strings.CutPrefix(r.Header.Get("User-Agent"), "svix-libs/")
-	if !ok {
-		return genCurrent
-	}
-	version, rest, _ := strings.Cut(rest, "/")
-	language, _, _ := strings.Cut(rest, " ")
-	language, _, _ = strings.Cut(language, "/")
-	if language != "go" {
-		return genCurrent
-	}
-	parts := strings.SplitN(version, ".", 3)
-	if len(parts) < 2 {
-		return genCurrent
-	}
-	major, err1 := strconv.Atoi(parts[0])
-	minor, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil {
-		return genCurrent
-	}
-	if major < 1 || (major == 1 && minor <= lastStrictGoMinor) {
+	if v, ok := sdkOf(r); ok && v.language == "go" && v.before(1, lastStrictGoMinor+1) {
 		return genV144
 	}
 	return genCurrent
