@@ -393,13 +393,18 @@ func eventTypeFlags(one optional[string], list optional[[]string]) (flags []stri
 		if len(list.Value) == 0 {
 			return nil, false, invalidField("body", "featureFlags", "must hold at least one flag, or be null")
 		}
-		for i, f := range list.Value {
+		if len(list.Value) > maxNameList {
+			return nil, false, invalidField("body", "featureFlags", tooManyNames)
+		}
+		seen := make(map[string]bool, len(list.Value))
+		for _, f := range list.Value {
 			if err := checkSvixName("body", "featureFlags", f); err != nil {
 				return nil, false, err
 			}
-			if slices.Contains(list.Value[:i], f) {
+			if seen[f] {
 				return nil, false, invalidField("body", "featureFlags", "holds "+strconv.Quote(f)+" twice")
 			}
+			seen[f] = true
 		}
 		if flags != nil && flags[0] != list.Value[0] {
 			return nil, false, invalidField("body", "featureFlag", "featureFlag is the first of featureFlags; they differ")

@@ -207,6 +207,9 @@ func checkMsgChannels(chs []string) ([]string, error) {
 		if !slices.Contains(out, ch) {
 			out = append(out, ch)
 		}
+		if len(out) > maxMsgChannels {
+			break
+		}
 	}
 	if len(out) < 1 || len(out) > maxMsgChannels {
 		return nil, invalidField("body", "channels", "must have 1 to 5 items, or be null")
@@ -328,10 +331,12 @@ func toEndpointMsgOut(gen generation, em *hookd.EndpointMessage, withContent boo
 }
 
 // queryEventTypeSet reads the event_types filter: repeated (event_types=a&event_types=b, as the
-// SDKs send it), with brackets (event_types[]=a), or comma separated.
+// SDKs send it), with brackets (event_types[]=a), or comma separated; at most maxNameList
+// distinct names.
 func queryEventTypeSet(r *http.Request) ([]string, error) {
 	q := r.URL.Query()
 	var out []string
+	seen := map[string]bool{}
 	for _, key := range []string{"event_types", "event_types[]"} {
 		for _, v := range q[key] {
 			for et := range strings.SplitSeq(v, ",") {
@@ -341,8 +346,12 @@ func queryEventTypeSet(r *http.Request) ([]string, error) {
 				if len(et) > 256 || !svixID.MatchString(et) {
 					return nil, invalidField("query", "event_types", "each must match ^[a-zA-Z0-9\\-_.]+$, at most 256 characters")
 				}
-				if !slices.Contains(out, et) {
+				if !seen[et] {
+					seen[et] = true
 					out = append(out, et)
+				}
+				if len(out) > maxNameList {
+					return nil, invalidField("query", "event_types", tooManyNames)
 				}
 			}
 		}
