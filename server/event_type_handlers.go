@@ -422,16 +422,12 @@ func setFlags(et *hookd.EventType, flags []string) {
 	}
 }
 
-// checkSvixName checks an event type name or feature flag: 1 to 256 characters of
-// [a-zA-Z0-9-_.].
+// checkSvixName checks an event type name, feature flag or group name by hookd's one rule for
+// event type names (hookd.CheckEventTypeName).
 func checkSvixName(where, field, v string) error {
-	switch {
-	case v == "":
-		return invalidField(where, field, "must not be empty")
-	case len(v) > 256:
-		return invalidField(where, field, "at most 256 characters")
-	case !svixID.MatchString(v):
-		return invalidField(where, field, "must match ^[a-zA-Z0-9\\-_.]+$")
+	var ve *hookd.ValidationError
+	if err := hookd.CheckEventTypeName(field, v); errors.As(err, &ve) {
+		return invalidField(where, field, ve.Reason)
 	}
 	return nil
 }

@@ -58,7 +58,7 @@ func (in *msgIn) check() (*hookd.MessageIn, error) {
 	if in.EventType == nil {
 		return nil, invalidField("body", "eventType", "field required")
 	}
-	if err := checkMsgName("eventType", *in.EventType, 256); err != nil {
+	if err := checkSvixName("body", "eventType", *in.EventType); err != nil {
 		return nil, err
 	}
 	out := &hookd.MessageIn{EventType: *in.EventType}
@@ -103,10 +103,16 @@ func (in *msgIn) check() (*hookd.MessageIn, error) {
 	if payload[0] != '{' {
 		return nil, invalidField("body", "payload", "must be a JSON object")
 	}
+	if err := checkPayloadDepth("payload", payload); err != nil {
+		return nil, err
+	}
 	if tp := in.TransformationsParams; tp != nil && tp.RawPayload != nil {
 		raw := []byte(*tp.RawPayload)
 		if !json.Valid(raw) {
 			return nil, invalidField("body", "transformationsParams.rawPayload", "must be JSON: hookd sends JSON payloads only")
+		}
+		if err := checkPayloadDepth("transformationsParams.rawPayload", raw); err != nil {
+			return nil, err
 		}
 		payload = raw
 	}
@@ -343,8 +349,8 @@ func queryEventTypeSet(r *http.Request) ([]string, error) {
 				if et == "" {
 					continue
 				}
-				if len(et) > 256 || !svixID.MatchString(et) {
-					return nil, invalidField("query", "event_types", "each must match ^[a-zA-Z0-9\\-_.]+$, at most 256 characters")
+				if err := checkSvixName("query", "event_types", et); err != nil {
+					return nil, err
 				}
 				if !seen[et] {
 					seen[et] = true
