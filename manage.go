@@ -147,7 +147,7 @@ func (in *EndpointIn) check() error {
 		return err
 	}
 	for _, et := range in.EventTypes {
-		if err := checkName("filterTypes", et, maxIDLen); err != nil {
+		if err := CheckEventTypeName("filterTypes", et); err != nil {
 			return err
 		}
 	}
@@ -368,7 +368,7 @@ func (c *Client) UpsertEventType(ctx context.Context, et *EventType) (*EventType
 	if et == nil {
 		return nil, invalid("eventType", "is nil")
 	}
-	if err := checkName("name", et.Name, maxIDLen); err != nil {
+	if err := CheckEventTypeName("name", et.Name); err != nil {
 		return nil, err
 	}
 	if err := checkText("description", et.Description, maxDescription); err != nil {

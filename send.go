@@ -85,7 +85,7 @@ func (c *Client) prepare(msg *MessageIn) (*Message, error) {
 	if msg == nil {
 		return nil, invalid("message", "is nil")
 	}
-	if err := checkName("eventType", msg.EventType, maxIDLen); err != nil {
+	if err := CheckEventTypeName("eventType", msg.EventType); err != nil {
 		return nil, err
 	}
 	if msg.EventID != "" {

@@ -104,7 +104,9 @@ func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hoo
 	if f.Tag != "" && f.AppID == "" {
 		l.filter("EXISTS (SELECT 1 FROM hookd_message_tags g WHERE g.message_id = m.id AND g.tag = ?)", f.Tag)
 	}
-	if types := unique(f.EventTypes); len(types) > 0 {
+	if types := unique(f.EventTypes); len(types) > maxTypeBranches {
+		l.filter("m.event_type = ANY (?::text[])", types)
+	} else if len(types) > 0 {
 		conds := make([]condition, len(types))
 		for i, et := range types {
 			conds[i] = condition{sql: "m.event_type = ?", args: []any{et}}
@@ -204,6 +206,11 @@ func (s *Store) ExpirePayloads(ctx context.Context, now time.Time, limit int) (i
 	}
 	return int(n), nil
 }
+
+// maxTypeBranches bounds the event types a message list walks one index range each for; past it
+// the list tests each of the application's messages against the set, in one parameter, so a
+// filter may name any number of event types.
+const maxTypeBranches = 32
 
 // unique returns v without repeats, in first-seen order.
 func unique(v []string) []string {

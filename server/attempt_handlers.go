@@ -205,11 +205,15 @@ func (s *Server) listAttemptedMessages(w http.ResponseWriter, r *http.Request, r
 	case *q.status == msgPending, *q.status == msgSending:
 		f.Status = hookd.DeliveryPending
 	}
+	types := make(map[string]bool, len(q.eventTypes))
+	for _, et := range q.eventTypes {
+		types[et] = true
+	}
 	keep := func(em *hookd.EndpointMessage) bool {
 		if q.status != nil && deliveryStatus(&em.Delivery) != *q.status {
 			return false
 		}
-		if len(q.eventTypes) > 0 && !slices.Contains(q.eventTypes, em.Message.EventType) {
+		if len(types) > 0 && !types[em.Message.EventType] {
 			return false
 		}
 		if q.tag != "" && !slices.Contains(em.Message.Tags, q.tag) {

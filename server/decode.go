@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hookd/hookd/internal/jsondepth"
 )
 
 // decodeBody decodes the request's JSON body into v. Malformed JSON is a 400; a value of the
@@ -61,6 +63,16 @@ func unmarshalBody(body []byte, v any) error {
 			return invalidField("body", field, "expected "+te.Type.String()+", got JSON "+te.Value)
 		}
 		return badRequest("invalid_json", "The request body is not valid JSON: "+err.Error())
+	}
+	return nil
+}
+
+// checkPayloadDepth refuses a payload that nests deeper than jsondepth.MaxPayload levels (the
+// payload object is level 1): what is stored is rendered, decoded and re-encoded later, at a cost
+// that grows with the square of the depth.
+func checkPayloadDepth(field string, payload []byte) error {
+	if jsondepth.Depth(payload, jsondepth.MaxPayload) > jsondepth.MaxPayload {
+		return invalidField("body", field, "nests deeper than "+strconv.Itoa(jsondepth.MaxPayload)+" levels")
 	}
 	return nil
 }

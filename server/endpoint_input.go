@@ -197,6 +197,9 @@ func checkNameList(field string, list []string, maxLen int) ([]string, error) {
 			seen[s] = true
 			out = append(out, s)
 		}
+		if len(out) > maxNameList {
+			return nil, invalidField("body", field, tooManyNames)
+		}
 	}
 	return out, nil
 }

@@ -2,8 +2,10 @@ package server
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -24,13 +26,17 @@ func (s *Server) generateExample(w http.ResponseWriter, r *http.Request, _ *reqC
 	return nil
 }
 
-// Bounds of exampleFromSchema: nesting depth, and values made in all (minItems and properties
-// multiply), past which it writes null.
+// Bounds of exampleFromSchema: nesting depth, values made in all (minItems and properties
+// multiply), the items of an array, the characters of a string made from minLength, and the
+// bytes of the example's JSON (a const, default or example counts its whole size each time a
+// $ref or an array repeats it). Past the depth, the values or the bytes it writes null, and
+// objects stop gaining properties once the bytes are spent: the example is cut, not refused.
 const (
 	maxSchemaDepth   = 32
 	maxExampleValues = 10000
 	maxExampleItems  = 16
 	maxExampleString = 4096
+	maxExampleBytes  = 256 << 10
 )
 
 // exampleFromSchema makes an instance of a JSON Schema. It follows, in this order: const, the
@@ -42,43 +48,69 @@ const (
 // number or integer (0 when none, kept within maximum), true. It does not generate strings that
 // match a pattern.
 func exampleFromSchema(schema map[string]any) any {
-	g := &exampleGen{root: schema, expanding: map[string]bool{}}
+	g := &exampleGen{root: schema, expanding: map[string]bool{}, resolved: map[string]any{}, left: maxExampleBytes}
 	return g.of(schema, 0)
 }
 
 type exampleGen struct {
 	root      map[string]any
 	expanding map[string]bool // $refs on the current path
+	resolved  map[string]any  // each $ref followed once, however often it is repeated
 	values    int
+	left      int // bytes of JSON the example may still take
+}
+
+// spend takes n bytes from what the example may still take; when they do not fit, nothing more
+// does and spend is false.
+func (g *exampleGen) spend(n int) bool {
+	if n > g.left {
+		g.left = 0
+		return false
+	}
+	g.left -= n
+	return true
+}
+
+// given returns v, a value the schema gives (const, an example, a default), when its JSON fits.
+func (g *exampleGen) given(v any) any {
+	if !g.spend(jsonSize(v, g.left+1)) {
+		return nil
+	}
+	return v
 }
 
 func (g *exampleGen) of(s any, depth int) any {
 	m, ok := s.(map[string]any)
 	g.values++
-	if !ok || depth > maxSchemaDepth || g.values > maxExampleValues {
+	if !ok || depth > maxSchemaDepth || g.values > maxExampleValues || !g.spend(len("null")) {
 		return nil
 	}
 	if v, ok := m["const"]; ok {
-		return v
+		return g.given(v)
 	}
 	if v, ok := m["examples"].([]any); ok && len(v) > 0 {
-		return v[0]
+		return g.given(v[0])
 	}
 	for _, k := range []string{"example", "default"} {
 		if v, ok := m[k]; ok {
-			return v
+			return g.given(v)
 		}
 	}
 	if v, ok := m["enum"].([]any); ok && len(v) > 0 {
-		return v[0]
+		return g.given(v[0])
 	}
 	if ref, ok := m["$ref"].(string); ok {
 		if g.expanding[ref] {
 			return nil
 		}
+		target, ok := g.resolved[ref]
+		if !ok {
+			target = resolveSchemaRef(g.root, ref)
+			g.resolved[ref] = target
+		}
 		g.expanding[ref] = true
 		defer delete(g.expanding, ref)
-		return g.of(resolveSchemaRef(g.root, ref), depth+1)
+		return g.of(target, depth+1)
 	}
 	for _, k := range []string{"oneOf", "anyOf"} {
 		if v, ok := m[k].([]any); ok && len(v) > 0 {
@@ -121,7 +153,10 @@ func (g *exampleGen) of(s any, depth int) any {
 		}
 		return items
 	case "string":
-		return schemaStringExample(m)
+		if s := schemaStringExample(m); g.spend(len(s)) {
+			return s
+		}
+		return nil
 	case "integer":
 		return int64(schemaNumberExample(m, true))
 	case "number":
@@ -132,14 +167,46 @@ func (g *exampleGen) of(s any, depth int) any {
 	return nil
 }
 
-// object makes every property of an object schema.
+// object makes every property of an object schema, in the order of their names, until the
+// example's bytes are spent.
 func (g *exampleGen) object(m map[string]any, depth int) map[string]any {
 	obj := map[string]any{}
 	props, _ := m["properties"].(map[string]any)
-	for k, ps := range props {
-		obj[k] = g.of(ps, depth+1)
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		if !g.spend(len(k) + len(`"":,`)) {
+			break
+		}
+		obj[k] = g.of(props[k], depth+1)
 	}
 	return obj
+}
+
+// jsonSize is about the length of v's JSON, v as encoding/json decodes it; counting stops past
+// limit.
+func jsonSize(v any, limit int) int {
+	switch v := v.(type) {
+	case string:
+		return len(v) + 2
+	case map[string]any:
+		n := 2
+		for k, e := range v {
+			if n > limit {
+				break
+			}
+			n += len(k) + 4 + jsonSize(e, limit-n)
+		}
+		return n
+	case []any:
+		n := 2
+		for _, e := range v {
+			if n > limit {
+				break
+			}
+			n += 1 + jsonSize(e, limit-n)
+		}
+		return n
+	}
+	return 8 // a number, a boolean, null
 }
 
 // schemaTypeOf is the schema's type, inferred from its keywords when it names none.

@@ -2,6 +2,10 @@ package server
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +63,51 @@ func TestEventTypeExampleBounded(t *testing.T) {
 	got, err := json.Marshal(exampleFromSchema(schema))
 	if err != nil || len(got) > 1<<20 {
 		t.Fatalf("explosive: %d bytes, %v", len(got), err)
+	}
+}
+
+// TestGenerateExampleAmplification sends generate-example small schemas whose examples, made in
+// full, are tens of megabytes: strings of minLength 4,096 in arrays of 16 arrays of 16..., and a
+// large default repeated through a $ref. Each answer is a JSON example of at most about
+// maxExampleBytes, and the request allocates under 50 MiB. It does not run in parallel, so the
+// allocations are this test's.
+func TestGenerateExampleAmplification(t *testing.T) {
+	b := setup(t, nil)
+	strings4k := `{"type":"string","minLength":4096}`
+	for range 4 {
+		strings4k = `{"type":"array","minItems":16,"items":` + strings4k + `}`
+	}
+	bigDefault := `{"definitions":{"d":{"default":"` + strings.Repeat("x", 200_000) + `"}},` +
+		`"type":"array","minItems":16,"items":{"type":"array","minItems":16,"items":{"$ref":"#/definitions/d"}}}`
+	longKey := `{"definitions":{"o":{"properties":{"` + strings.Repeat("k", 200_000) + `":{"type":"boolean"}}}},` +
+		`"type":"array","minItems":16,"items":{"type":"array","minItems":16,"items":{"$ref":"#/definitions/o"}}}`
+	for _, c := range []struct{ name, schema string }{
+		{"long strings", strings4k},
+		{"a large default through a $ref", bigDefault},
+		{"a long property name through a $ref", longKey},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			resp := b.do(t, "POST", "/api/v1/event-type/schema/generate-example", `{"schema":`+c.schema+`}`)
+			body, err := io.ReadAll(resp.Body)
+			runtime.ReadMemStats(&after)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d, %v", resp.StatusCode, err)
+			}
+			var out struct {
+				Example []any `json:"example"`
+			}
+			if err := json.Unmarshal(body, &out); err != nil || len(out.Example) == 0 {
+				t.Fatalf("answer %.200s: %v", body, err)
+			}
+			if len(body) > maxExampleBytes+64<<10 {
+				t.Errorf("the example is %d bytes, want about %d at most", len(body), maxExampleBytes)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 50<<20 {
+				t.Errorf("the request allocated %d MiB, want under 50", alloc>>20)
+			}
+		})
 	}
 }

@@ -393,13 +393,18 @@ func eventTypeFlags(one optional[string], list optional[[]string]) (flags []stri
 		if len(list.Value) == 0 {
 			return nil, false, invalidField("body", "featureFlags", "must hold at least one flag, or be null")
 		}
-		for i, f := range list.Value {
+		if len(list.Value) > maxNameList {
+			return nil, false, invalidField("body", "featureFlags", tooManyNames)
+		}
+		seen := make(map[string]bool, len(list.Value))
+		for _, f := range list.Value {
 			if err := checkSvixName("body", "featureFlags", f); err != nil {
 				return nil, false, err
 			}
-			if slices.Contains(list.Value[:i], f) {
+			if seen[f] {
 				return nil, false, invalidField("body", "featureFlags", "holds "+strconv.Quote(f)+" twice")
 			}
+			seen[f] = true
 		}
 		if flags != nil && flags[0] != list.Value[0] {
 			return nil, false, invalidField("body", "featureFlag", "featureFlag is the first of featureFlags; they differ")
@@ -417,16 +422,12 @@ func setFlags(et *hookd.EventType, flags []string) {
 	}
 }
 
-// checkSvixName checks an event type name or feature flag: 1 to 256 characters of
-// [a-zA-Z0-9-_.].
+// checkSvixName checks an event type name, feature flag or group name by hookd's one rule for
+// event type names (hookd.CheckEventTypeName).
 func checkSvixName(where, field, v string) error {
-	switch {
-	case v == "":
-		return invalidField(where, field, "must not be empty")
-	case len(v) > 256:
-		return invalidField(where, field, "at most 256 characters")
-	case !svixID.MatchString(v):
-		return invalidField(where, field, "must match ^[a-zA-Z0-9\\-_.]+$")
+	var ve *hookd.ValidationError
+	if err := hookd.CheckEventTypeName(field, v); errors.As(err, &ve) {
+		return invalidField(where, field, ve.Reason)
 	}
 	return nil
 }

@@ -2,10 +2,20 @@ package server
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/hookd/hookd"
 )
+
+// maxNameList bounds the distinct names of a list of event types or feature flags: a list filter's
+// event_types, an endpoint's eventTypes (filterTypes) and an event type's featureFlags. Svix's
+// server sets no bound; this one is far above what a caller means to send and keeps a request's
+// work small.
+const maxNameList = 1000
+
+// tooManyNames is the reason a list of more than maxNameList names is refused.
+var tooManyNames = "at most " + strconv.Itoa(maxNameList) + " distinct names"
 
 // listQuery is the query of the message and attempt lists: paging, with_content and the filters
 // they share.

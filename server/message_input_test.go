@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,6 +65,10 @@ func TestMessageAndAttemptBadInput(t *testing.T) {
 		{"bad channel", "POST", create, `{"eventType":"a.b","channels":["a/b"],"payload":{}}`, 422, "channels"},
 		{"retention too short", "POST", create, `{"eventType":"a.b","payloadRetentionPeriod":1,"payload":{}}`, 422, "payloadRetentionPeriod"},
 		{"retention a string", "POST", create, `{"eventType":"a.b","payloadRetentionPeriod":"x","payload":{}}`, 422, "payloadRetentionPeriod"},
+		{"payload 129 levels deep", "POST", create, `{"eventType":"a.b","payload":` + nestedPayload(129) + `}`, 422, "payload"},
+		{"payload 9,000 levels deep", "POST", create, `{"eventType":"a.b","payload":` + nestedPayload(9000) + `}`, 422, "payload"},
+		{"raw payload 129 levels deep", "POST", create, `{"eventType":"a.b","payload":{},"transformationsParams":{"rawPayload":` +
+			strconv.Quote(nestedPayload(129)) + `}}`, 422, "transformationsParams.rawPayload"},
 		{"raw payload not JSON", "POST", create, `{"eventType":"a.b","payload":{},"transformationsParams":{"rawPayload":"<xml/>"}}`, 422, "transformationsParams.rawPayload"},
 		{"application without uid", "POST", "/api/v1/app/nope/msg", `{"eventType":"a.b","payload":{},"application":{"name":"N"}}`, 422, "application.uid"},
 		{"application uid mismatch", "POST", "/api/v1/app/nope/msg", `{"eventType":"a.b","payload":{},"application":{"name":"N","uid":"other-uid"}}`, 422, "application.uid"},
@@ -144,6 +149,23 @@ func TestMessageAndAttemptBadInput(t *testing.T) {
 	if _, err := b.client.GetApplication(b.ctx, "nope"); err == nil {
 		t.Fatal("an application was created by a bad request")
 	}
+}
+
+// nestedPayload is a payload object nested depth levels deep: {"a":[[...[1]...]]}.
+func nestedPayload(depth int) string {
+	return `{"a":` + strings.Repeat("[", depth-1) + "1" + strings.Repeat("]", depth-1) + "}"
+}
+
+// A payload may nest 128 levels deep, the payload object being the first.
+func TestMessagePayloadDepth(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	epTestApp(t, b, "deep")
+	resp := b.do(t, "POST", "/api/v1/app/deep/msg", `{"eventType":"a.b","payload":`+nestedPayload(128)+`}`)
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("a payload 128 levels deep: status %d, want 202", resp.StatusCode)
+	}
+	wantRefused(t, b.do(t, "POST", "/api/v1/app/deep/msg", `{"eventType":"a.b","payload":`+nestedPayload(129)+`}`), "body", "payload")
 }
 
 func TestMessagePayloadLimits(t *testing.T) {

@@ -58,7 +58,7 @@ func (in *msgIn) check() (*hookd.MessageIn, error) {
 	if in.EventType == nil {
 		return nil, invalidField("body", "eventType", "field required")
 	}
-	if err := checkMsgName("eventType", *in.EventType, 256); err != nil {
+	if err := checkSvixName("body", "eventType", *in.EventType); err != nil {
 		return nil, err
 	}
 	out := &hookd.MessageIn{EventType: *in.EventType}
@@ -103,10 +103,16 @@ func (in *msgIn) check() (*hookd.MessageIn, error) {
 	if payload[0] != '{' {
 		return nil, invalidField("body", "payload", "must be a JSON object")
 	}
+	if err := checkPayloadDepth("payload", payload); err != nil {
+		return nil, err
+	}
 	if tp := in.TransformationsParams; tp != nil && tp.RawPayload != nil {
 		raw := []byte(*tp.RawPayload)
 		if !json.Valid(raw) {
 			return nil, invalidField("body", "transformationsParams.rawPayload", "must be JSON: hookd sends JSON payloads only")
+		}
+		if err := checkPayloadDepth("transformationsParams.rawPayload", raw); err != nil {
+			return nil, err
 		}
 		payload = raw
 	}
@@ -206,6 +212,9 @@ func checkMsgChannels(chs []string) ([]string, error) {
 		}
 		if !slices.Contains(out, ch) {
 			out = append(out, ch)
+		}
+		if len(out) > maxMsgChannels {
+			break
 		}
 	}
 	if len(out) < 1 || len(out) > maxMsgChannels {
@@ -328,21 +337,27 @@ func toEndpointMsgOut(gen generation, em *hookd.EndpointMessage, withContent boo
 }
 
 // queryEventTypeSet reads the event_types filter: repeated (event_types=a&event_types=b, as the
-// SDKs send it), with brackets (event_types[]=a), or comma separated.
+// SDKs send it), with brackets (event_types[]=a), or comma separated; at most maxNameList
+// distinct names.
 func queryEventTypeSet(r *http.Request) ([]string, error) {
 	q := r.URL.Query()
 	var out []string
+	seen := map[string]bool{}
 	for _, key := range []string{"event_types", "event_types[]"} {
 		for _, v := range q[key] {
 			for et := range strings.SplitSeq(v, ",") {
 				if et == "" {
 					continue
 				}
-				if len(et) > 256 || !svixID.MatchString(et) {
-					return nil, invalidField("query", "event_types", "each must match ^[a-zA-Z0-9\\-_.]+$, at most 256 characters")
+				if err := checkSvixName("query", "event_types", et); err != nil {
+					return nil, err
 				}
-				if !slices.Contains(out, et) {
+				if !seen[et] {
+					seen[et] = true
 					out = append(out, et)
+				}
+				if len(out) > maxNameList {
+					return nil, invalidField("query", "event_types", tooManyNames)
 				}
 			}
 		}

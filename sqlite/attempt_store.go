@@ -53,8 +53,7 @@ func (q *queries) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hoo
 	// order from the index of the filters above: fast unless few attempts match (a rare event type
 	// over a long log: about 0.1 s in a million attempts).
 	if types := unique(f.EventTypes); len(types) > 0 {
-		l.filter("EXISTS (SELECT 1 FROM hookd_messages m WHERE m.id = a.message_id AND m.event_type IN ("+
-			placeholders(len(types))+"))", anys(types)...)
+		l.filter("EXISTS (SELECT 1 FROM hookd_messages m WHERE m.id = a.message_id AND m.event_type IN (SELECT value FROM json_each(?)))", jsonList(types))
 	}
 	if f.Channel != "" {
 		l.filter(`EXISTS (SELECT 1 FROM hookd_message_channels c WHERE c.message_id = a.message_id AND c.channel = ?)`, f.Channel)

@@ -324,6 +324,8 @@ var attemptTests = []test{
 				Success: ptr(false), EventTypes: []string{"invoice.paid"}, Channel: "b", After: ptr(at(10)), Before: ptr(at(11))},
 				[]hookd.Attempt{a1}},
 			{"nothing", hookd.AttemptFilter{AppID: app.ID, Channel: "c"}, nil},
+			// More event types than SQLite takes parameters in one statement (32,766).
+			{"40,000 event types", hookd.AttemptFilter{AppID: app.ID, EventTypes: append(manyIDs("type.", 40_000), "user.created")}, []hookd.Attempt{a4}},
 		}
 		for _, c := range cases {
 			page, err := f.store.ListAttempts(f.ctx, c.filter)

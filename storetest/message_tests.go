@@ -229,6 +229,11 @@ var messageTests = []test{
 			{"window", hookd.MessageFilter{After: ptr(at(11)), Before: ptr(at(30))}, []string{m2.ID}},
 			{"all at once", hookd.MessageFilter{EventTypes: []string{"invoice.paid", "invoice.voided"}, Channel: "b:c",
 				After: ptr(at(15)), Before: ptr(at(25))}, []string{m2.ID}},
+			// More than SQLite's compound SELECT takes (500) and than it takes parameters (32,766).
+			{"40,000 event types", hookd.MessageFilter{EventTypes: append(manyIDs("type.", 40_000), "invoice.voided", "user.created")},
+				[]string{m3.ID, m2.ID}},
+			{"40,000 event types and a channel", hookd.MessageFilter{Channel: "b:c", EventTypes: append(manyIDs("type.", 40_000), "invoice.paid")},
+				[]string{m1.ID}},
 		}
 		for _, c := range cases {
 			c.filter.AppID = app.ID

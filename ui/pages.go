@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/jsondepth"
 	"github.com/hookd/hookd/internal/paging"
 )
 
@@ -57,6 +58,11 @@ type logFilter struct {
 func readLogFilter(r *http.Request) (logFilter, error) {
 	v := r.URL.Query()
 	f := logFilter{Type: strings.TrimSpace(v.Get("type")), Status: v.Get("status"), From: v.Get("from"), To: v.Get("to")}
+	if f.Type != "" {
+		if err := hookd.CheckEventTypeName("type", f.Type); err != nil {
+			return f, err
+		}
+	}
 	switch hookd.DeliveryStatus(f.Status) {
 	case "", hookd.DeliveryPending, hookd.DeliveryDelivered, hookd.DeliveryFailed, hookd.DeliveryCancelled:
 	default:
@@ -211,6 +217,10 @@ func (h *Handler) sendExample(q *req) error {
 	if !json.Valid([]byte(payload)) {
 		return &hookd.ValidationError{Field: "payload", Reason: "is not valid JSON"}
 	}
+	// The portal's form is the API's way in for its holder: the API's bound on depth holds.
+	if jsondepth.Depth([]byte(payload), jsondepth.MaxPayload) > jsondepth.MaxPayload {
+		return &hookd.ValidationError{Field: "payload", Reason: fmt.Sprintf("nests deeper than %d levels", jsondepth.MaxPayload)}
+	}
 	res, err := h.client.Send(q.ctx, app, &hookd.MessageIn{EventType: typ, Payload: json.RawMessage(payload)})
 	if err != nil {
 		return err
@@ -361,15 +371,9 @@ func (h *Handler) messagePage(q *req) error {
 	for _, d := range dests.Data {
 		out = append(out, destination{MessageDestination: d, Attempts: atts[d.Delivery.EndpointID]})
 	}
-	payload := string(m.Payload)
-	var pretty any
-	if json.Unmarshal(m.Payload, &pretty) == nil {
-		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil {
-			payload = string(b)
-		}
-	}
+	payload, cut := renderPayload(m.Payload)
 	h.render(q.w, q.r, http.StatusOK, "msgpage", q.data(map[string]any{
-		"Title": m.EventType, "App": app, "Message": m, "Payload": payload, "Destinations": out,
+		"Title": m.EventType, "App": app, "Message": m, "Payload": payload, "PayloadCut": cut, "Destinations": out,
 		"Flash": q.r.URL.Query().Get("flash"),
 	}))
 	return nil

@@ -123,6 +123,7 @@ func (h *Handler) routes() {
 		h.handle(s, "GET "+s.base+"/app/{app}/endpoint/{ep}", h.endpointPage)
 		h.handle(s, "POST "+s.base+"/app/{app}/endpoint/{ep}/{action}", h.endpointAction)
 		h.handle(s, "GET "+s.base+"/app/{app}/msg/{msg}", h.messagePage)
+		h.handle(s, "GET "+s.base+"/app/{app}/msg/{msg}/payload", h.payloadFile)
 		h.handle(s, "POST "+s.base+"/app/{app}/msg/{msg}/resend/{ep}", h.resend)
 	}
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
