@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -555,5 +556,27 @@ func TestParseArgsInterspersed(t *testing.T) {
 		if code != tt.code || strings.Join(pos, ",") != strings.Join(tt.pos, ",") || *uid != tt.uid {
 			t.Errorf("parseArgs(%q) = %q, uid %q, exit %d; want %q, %q, %d", tt.args, pos, *uid, code, tt.pos, tt.uid, tt.code)
 		}
+	}
+}
+
+// An attempt that got no response says why in the attempts table, from the response Svix's
+// server keeps for it.
+func TestAttemptsTableSaysWhyNoResponse(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/gone"
+	ln.Close() // nothing listens there now: connection refused
+	b.ok(t, "", "app", "create", "--name", "Acme", "--uid", "acme")
+	b.ok(t, "", "endpoint", "add", "acme", "--url", closed, "--uid", "down")
+	var msg struct{ ID string }
+	b.okJSON(t, &msg, `{"n":1}`, "send", "acme", "--event-type", "invoice.paid")
+	b.waitAttempts(t, func(as []attemptJSON) bool { return len(as) > 0 }, "acme", "--msg", msg.ID)
+	out := b.ok(t, "", "attempts", "acme", "--msg", msg.ID)
+	if !strings.Contains(out, "ERROR") || !strings.Contains(out, "connection refused") {
+		t.Fatalf("attempts table does not say why:\n%s", out)
 	}
 }

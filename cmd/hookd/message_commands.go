@@ -200,14 +200,16 @@ func runAttempts(ctx context.Context, e *env, args []string) error {
 		}
 		return page[svix.MessageAttemptOut]{l.Data, l.Done, l.Iterator.Get()}, nil
 	}
-	return printList(c, "attempts", *limit, fetch, []string{"ID", "MESSAGE", "ENDPOINT", "STATUS", "CODE", "DURATION", "TRIGGER", "TIMESTAMP"},
+	return printList(c, "attempts", *limit, fetch, []string{"ID", "MESSAGE", "ENDPOINT", "STATUS", "CODE", "DURATION", "TRIGGER", "TIMESTAMP", "ERROR"},
 		func(a *svix.MessageAttemptOut) []string {
-			code := "-"
+			code, why := "-", ""
 			if a.ResponseStatusCode != 0 {
 				code = strconv.Itoa(int(a.ResponseStatusCode))
+			} else {
+				why = oneLine(a.Response, 60) // no response arrived: the response is why
 			}
 			return []string{a.Id, a.MsgId, a.EndpointId, attemptStatus(a.Status), code,
-				strconv.FormatInt(a.ResponseDurationMs, 10) + "ms", attemptTrigger(int(a.TriggerType)), formatTime(a.Timestamp)}
+				strconv.FormatInt(a.ResponseDurationMs, 10) + "ms", attemptTrigger(int(a.TriggerType)), formatTime(a.Timestamp), why}
 		})
 }
 
