@@ -15,7 +15,9 @@ import (
 // where it belongs, so that a sealed value cannot be moved to another place and read there:
 //   - an endpoint's signing secret, with the endpoint's id;
 //   - the value of an endpoint header that SensitiveHeader names, with the endpoint's id and the
-//     header's name (the other headers are configuration the API shows, and stay in clear).
+//     header's name (the other headers are configuration the API shows, and stay in clear);
+//   - the body of a response kept for an Idempotency-Key (an app-portal token, for one) and the
+//     digest of its request, with the response's key (idempotent_response.go).
 //
 // Values stored before the key was set stay readable as they are, and are sealed when next
 // written (a rotation, an endpoint update). Without the key, a sealed value cannot be read: the
@@ -23,7 +25,7 @@ import (
 // header value stays sealed in what GetEndpoint and ListEndpoints return.
 const sealedPrefix = "hookd:enc:v1:"
 
-// ErrMainKey is returned when a secret (a signing secret, a header value) is
+// ErrMainKey is returned when a secret (a signing secret, a header value, a kept response) is
 // sealed and the client has no main key, or another one.
 var ErrMainKey = errors.New("hookd: the endpoint's secret is encrypted with a main key this client does not have (Config.MainKey, hookd serve --main-key)")
 
