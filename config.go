@@ -64,8 +64,10 @@ type Config struct {
 	RotationGrace time.Duration
 	// MaxPayload bounds a message's payload in bytes. Default: 1 MiB.
 	MaxPayload int
-	// MainKey, 32 bytes in base64, encrypts endpoints' signing secrets at rest (AES-256-GCM): the
-	// database then holds no secret in clear. Secrets stored before it was set stay readable.
+	// MainKey, 32 bytes in base64, encrypts secrets at rest (AES-256-GCM): endpoints' signing
+	// secrets, the values of their credential headers (SensitiveHeader) and the responses the
+	// server keeps for an Idempotency-Key (an app-portal token, for one); the database then holds
+	// no secret in clear. Values stored before it was set stay readable.
 	// Keep it apart from the database; without it the secrets it sealed cannot be read.
 	// Default: none, secrets stored as they are.
 	MainKey string

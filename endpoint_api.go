@@ -102,6 +102,7 @@ func (c *Client) EditEndpoint(ctx context.Context, app, endpoint string, edit fu
 		if err != nil {
 			return err
 		}
+		_ = c.box.openHeaders(ep) // what it cannot open stays sealed, and is written back as it is
 		in := &EndpointIn{
 			URL: ep.URL, UID: ep.UID, Description: ep.Description, Version: ep.Version,
 			EventTypes: slices.Clone(ep.EventTypes), Channels: slices.Clone(ep.Channels),
@@ -121,7 +122,7 @@ func (c *Client) EditEndpoint(ctx context.Context, app, endpoint string, edit fu
 		in.apply(ep)
 		now := c.now()
 		ep.UpdatedAt = now
-		if err := tx.UpdateEndpoint(ctx, ep); err != nil {
+		if err := tx.UpdateEndpoint(ctx, c.box.sealedEndpoint(ep)); err != nil {
 			return err
 		}
 		ops := []OperationalEvent{c.endpointOp(OpEndpointUpdated, ep, "")}
@@ -137,6 +138,7 @@ func (c *Client) EditEndpoint(ctx context.Context, app, endpoint string, edit fu
 		if err != nil {
 			return err
 		}
+		_ = c.box.openHeaders(out)
 		return c.emitOps(ctx, tx, ops)
 	})
 	if err != nil {

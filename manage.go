@@ -228,7 +228,7 @@ func (c *Client) CreateEndpoint(ctx context.Context, app string, in *EndpointIn)
 			return err
 		}
 		ep.AppID = a.ID
-		if err := tx.InsertEndpoint(ctx, ep, SigningKey{Secret: c.box.seal(ep.ID, secret), CreatedAt: now}); err != nil {
+		if err := tx.InsertEndpoint(ctx, c.box.sealedEndpoint(ep), SigningKey{Secret: c.box.seal(ep.ID, secret), CreatedAt: now}); err != nil {
 			return err
 		}
 		if in.Disabled {
@@ -256,6 +256,7 @@ func (c *Client) GetEndpoint(ctx context.Context, app, endpoint string) (*Endpoi
 	if err != nil {
 		return nil, fmt.Errorf("hookd: get endpoint %q: %w", endpoint, err)
 	}
+	_ = c.box.openHeaders(ep) // what it cannot open stays sealed (secret_box.go)
 	return ep, nil
 }
 
@@ -297,7 +298,14 @@ func (c *Client) ListEndpoints(ctx context.Context, app string, opts ListOptions
 	if err != nil {
 		return nil, err
 	}
-	return c.store.ListEndpoints(ctx, a.ID, opts)
+	page, err := c.store.ListEndpoints(ctx, a.ID, opts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range page.Data {
+		_ = c.box.openHeaders(&page.Data[i]) // what it cannot open stays sealed (secret_box.go)
+	}
+	return page, nil
 }
 
 // SetEndpointDisabled disables (with a reason) or enables an endpoint.

@@ -49,14 +49,14 @@ func (c *Client) ensureOperational(ctx context.Context) (string, error) {
 			if secret == "" {
 				secret = signature.NewSecret()
 			}
-			return tx.InsertEndpoint(ctx, ep, SigningKey{Secret: c.box.seal(ep.ID, secret), CreatedAt: now})
+			return tx.InsertEndpoint(ctx, c.box.sealedEndpoint(ep), SigningKey{Secret: c.box.seal(ep.ID, secret), CreatedAt: now})
 		}
 		if err != nil {
 			return err
 		}
 		if ep.URL != url {
 			ep.URL, ep.UpdatedAt = url, now
-			if err := tx.UpdateEndpoint(ctx, ep); err != nil {
+			if err := tx.UpdateEndpoint(ctx, c.box.sealedEndpoint(ep)); err != nil {
 				return err
 			}
 		}

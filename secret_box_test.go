@@ -1,8 +1,11 @@
 package hookd_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,5 +114,150 @@ func TestMainKeyReadsOlderSecrets(t *testing.T) {
 		if _, err := hookd.NewClient(store, &hookd.Config{MainKey: bad}); !errors.Is(err, hookd.ErrInvalid) {
 			t.Errorf("NewClient with main key %q: %v, want a ValidationError", bad, err)
 		}
+	}
+}
+
+// fileHolds reports whether the SQLite database at path, its write-ahead log included, holds s
+// anywhere, in whatever table, row or page.
+func fileHolds(t *testing.T, path, s string) bool {
+	t.Helper()
+	for _, p := range []string{path, path + "-wal"} {
+		raw, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(raw, []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// With a main key the values of the headers that carry credentials are sealed in the database:
+// the file holds none of them, the other headers stay in clear, and the client reads them back
+// and sends them; a client without the key, or with another, cannot read them.
+func TestMainKeySealsSensitiveHeaders(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.MainKey = mainKey
+	b := setup(t, cfg)
+	const auth, apiKey, plain = "Bearer tok-7hGq2vLp9Rz", "key-Xw4mNs8Jd3", "plain-Kq9Zr2Tb"
+	b.log.Secret(auth, apiKey)
+	headers := map[string]string{"Authorization": auth, "x-api-key": apiKey, "X-Tenant": plain}
+	ep := b.endpoint(t, "/headers", nil, &hookd.EndpointIn{Headers: headers})
+	if !maps.Equal(ep.Headers, headers) {
+		t.Fatalf("CreateEndpoint returned headers %v, want %v", ep.Headers, headers)
+	}
+	stored := func() {
+		t.Helper()
+		for _, s := range []string{auth, apiKey, "tok-7hGq2vLp9Rz", "key-Xw4mNs8Jd3"} {
+			if fileHolds(t, b.path, s) {
+				t.Fatalf("the database holds %q in clear", s)
+			}
+		}
+		if !fileHolds(t, b.path, plain) {
+			t.Fatalf("the database does not hold the plain header %q: the scan reads nothing", plain)
+		}
+		var col string
+		if err := b.store.DB().QueryRowContext(b.ctx, `SELECT headers FROM hookd_endpoints WHERE id = ?`, ep.ID).Scan(&col); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(col, "hookd:enc:v1:") != 2 {
+			t.Fatalf("stored headers %s: want the two sensitive values sealed", col)
+		}
+	}
+	stored()
+
+	got, err := b.client.GetEndpoint(b.ctx, b.app.ID, ep.ID)
+	if err != nil || !maps.Equal(got.Headers, headers) {
+		t.Fatalf("GetEndpoint: %v, %v; want headers %v", got, err, headers)
+	}
+	page, err := b.client.ListEndpoints(b.ctx, b.app.ID, hookd.ListOptions{})
+	if err != nil || len(page.Data) != 1 || !maps.Equal(page.Data[0].Headers, headers) {
+		t.Fatalf("ListEndpoints: %+v, %v", page, err)
+	}
+	// An edit of something else keeps them, sealed.
+	edited, err := b.client.EditEndpoint(b.ctx, b.app.ID, ep.ID, func(in *hookd.EndpointIn) error {
+		in.Description = "edited"
+		return nil
+	})
+	if err != nil || !maps.Equal(edited.Headers, headers) {
+		t.Fatalf("EditEndpoint: %v, %v; want headers %v", edited, err, headers)
+	}
+	stored()
+
+	// The worker sends them in clear.
+	m := b.send(t, "acme", &hookd.MessageIn{EventType: "invoice.paid"})
+	b.waitStatus(t, m.Message.ID, ep.ID, hookd.DeliveryDelivered)
+	reqs := b.recv.Requests("/headers")
+	if len(reqs) != 1 || reqs[0].Header.Get("Authorization") != auth || reqs[0].Header.Get("X-Api-Key") != apiKey ||
+		reqs[0].Header.Get("X-Tenant") != plain || !reqs[0].Verified {
+		t.Fatalf("requests %+v", reqs)
+	}
+
+	for _, key := range []string{"", otherKey} {
+		c2cfg := testConfig()
+		c2cfg.MainKey = key
+		c2, err := hookd.NewClient(b.store, c2cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c2.GetEndpoint(b.ctx, b.app.ID, ep.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := got.Headers["Authorization"]; !strings.HasPrefix(v, "hookd:enc:v1:") || got.Headers["X-Tenant"] != plain {
+			t.Errorf("headers read with main key %q: %v; want Authorization still sealed", key, got.Headers)
+		}
+	}
+}
+
+// Header values stored before a main key was set stay readable with it, and are sealed when the
+// endpoint is next written.
+func TestMainKeyReadsOlderHeaders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	log := logcheck.New(t)
+	log.Secret(mainKey)
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), &sqlite.Config{Logger: log.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	plain, err := hookd.NewClient(store, &hookd.Config{Logger: log.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := plain.CreateApplication(ctx, &hookd.ApplicationIn{Name: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	headers := map[string]string{"Authorization": "Bearer older-9fKd2", "X-Tenant": "t1"}
+	ep, err := plain.CreateEndpoint(ctx, app.ID, &hookd.EndpointIn{URL: "https://example.com/h", Headers: headers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := hookd.NewClient(store, &hookd.Config{MainKey: mainKey, Logger: log.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := sealed.GetEndpoint(ctx, app.ID, ep.ID); err != nil || !maps.Equal(got.Headers, headers) {
+		t.Fatalf("older headers read with a main key: %v, %v; want %v", got, err, headers)
+	}
+	if _, err := sealed.EditEndpoint(ctx, app.ID, ep.ID, func(in *hookd.EndpointIn) error { in.Description = "d"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var col string
+	if err := store.DB().QueryRowContext(ctx, `SELECT headers FROM hookd_endpoints WHERE id = ?`, ep.ID).Scan(&col); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(col, "older-9fKd2") || !strings.Contains(col, "hookd:enc:v1:") {
+		t.Fatalf("headers after an edit with a main key: %s; want Authorization sealed", col)
+	}
+	if got, err := sealed.GetEndpoint(ctx, app.ID, ep.ID); err != nil || !maps.Equal(got.Headers, headers) {
+		t.Fatalf("headers after the edit: %v, %v; want %v", got, err, headers)
 	}
 }

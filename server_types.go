@@ -12,11 +12,14 @@ type Token struct {
 
 // IdempotentResponse is a response the server replays for a repeated Idempotency-Key.
 type IdempotentResponse struct {
-	Key       string // the caller's key, scoped by the server (e.g. token hash + method + path + key)
-	Status    int
-	Body      []byte
-	CreatedAt time.Time
-	ExpiresAt time.Time
+	Key    string // the caller's key, scoped by the server (e.g. token hash + method + path + key)
+	Status int
+	Body   []byte
+	// RequestHash is a digest of the request the response answered, to tell a retry of it from
+	// another request under the same key; nil for a response stored before digests were kept.
+	RequestHash []byte
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
 }
 
 // EndpointStats counts the attempts made to an endpoint in a window, by outcome, as Svix's

@@ -128,6 +128,9 @@ func (c *Client) endpoint(ctx context.Context, id string, now time.Time) (*Endpo
 	if err == nil {
 		err = c.box.openKeys(id, keys)
 	}
+	if err == nil {
+		err = c.box.openHeaders(ep)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

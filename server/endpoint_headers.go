@@ -7,7 +7,8 @@ import (
 
 // The rules for the headers an endpoint adds to its requests. The names Svix's server refuses are
 // refused with its messages; so are the headers hookd sets itself (framing, signatures). Names are
-// HTTP tokens; values have no control characters.
+// HTTP tokens; values have no control characters. The headers whose values the API never shows
+// are those hookd.SensitiveHeader names (the client stores their values sealed).
 var (
 	// forbiddenEndpointHeaders are the names no endpoint may set, in lower case.
 	forbiddenEndpointHeaders = map[string]bool{
@@ -25,12 +26,6 @@ var (
 	forbiddenEndpointHeaderPrefixes = []string{
 		"x-amz-", "x-amzn-", "x-google", "x-goog-", "x-gfe", "x-azure-", "x-fd-", "x-svix-", "svix-",
 		"webhook-", "x-webhook-",
-	}
-	// sensitiveEndpointHeaders are the headers whose values the API never shows: Svix's list, and
-	// cookie.
-	sensitiveEndpointHeaders = []string{
-		"x-auth-token", "x-api-key", "www-authenticate", "authorization", "proxy-authenticate",
-		"proxy-authorization", "cookie",
 	}
 )
 

@@ -3,7 +3,6 @@ package server
 import (
 	"cmp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hookd/hookd"
@@ -108,7 +107,7 @@ type endpointHeadersOut struct {
 func endpointHeadersOf(h map[string]string) *endpointHeadersOut {
 	out := &endpointHeadersOut{Headers: map[string]string{}, Sensitive: []string{}}
 	for k, v := range h {
-		if slices.Contains(sensitiveEndpointHeaders, strings.ToLower(k)) {
+		if hookd.SensitiveHeader(k) {
 			out.Sensitive = append(out.Sensitive, k)
 			continue
 		}

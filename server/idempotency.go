@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -22,11 +24,14 @@ const (
 	maxReplayBody = 1 << 20
 )
 
-// idempotent serves a POST that carries an Idempotency-Key: the first response under the key
-// (its status and body) is stored and replayed, with the header Idempotent-Replayed: true, for
-// idempotencyTTL. The key is scoped by the caller's token, the generation, the method and the
-// path. While one request runs under a key, a duplicate waits for it (an in-process lock), then
-// replays its response. Responses of 500 and above are not stored, so a retry runs again. Without
+// idempotent serves a POST that carries an Idempotency-Key, as Svix's server does: the first
+// successful (2xx) response under the key, its status and body, is stored and replayed, with the
+// header Idempotent-Replayed: true, for idempotencyTTL; any other response is not stored, so that
+// a retry runs again. The key is scoped by the caller's token (its hash), the generation, the
+// method, the path and the query. The stored response keeps a digest of the request's body: the
+// same key with another body is a 422 naming the key (as Stripe refuses a key reused with other
+// parameters), rather than the first response with the new request dropped. While one request runs
+// under a key, a duplicate waits for it (an in-process lock), then replays its response. Without
 // the header, serve runs as it is.
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, rc *reqCtx, serve func(http.ResponseWriter)) {
 	key := r.Header.Get("Idempotency-Key")
@@ -38,16 +43,30 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, rc *reqCtx, 
 		writeError(w, invalidField("header", "idempotency-key", "at most "+strconv.Itoa(maxIdempotencyKey)+" characters"))
 		return
 	}
-	scoped := idempotencyScope(bearer(r), rc.gen, r.Method, r.URL.Path, key)
+	// The body is read once here, within the server's limit, and handed on to the handler.
+	var body []byte
+	if r.Body != nil {
+		b, err := readBody(r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		body = b
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	digest := sha256.Sum256(body)
+	scoped := idempotencyScope(bearer(r), rc.gen, r.Method, r.URL.Path, r.URL.RawQuery, key)
 	unlock, err := s.idem.lock(r, scoped)
 	if err != nil {
 		return // the caller went away while waiting
 	}
 	defer unlock()
 
-	store := s.client.Store()
-	prev, err := store.GetIdempotentResponse(r.Context(), scoped, time.Now())
+	prev, err := s.client.IdempotentResponse(r.Context(), scoped, time.Now())
 	switch {
+	case err == nil && prev.RequestHash != nil && !bytes.Equal(prev.RequestHash, digest[:]):
+		writeError(w, errKeyReused(key))
+		return
 	case err == nil:
 		replay(w, prev)
 		return
@@ -59,27 +78,31 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, rc *reqCtx, 
 
 	rec := &recordingWriter{ResponseWriter: w}
 	serve(rec)
-	if rec.status == 0 || rec.status >= 500 || rec.overflow {
+	if rec.status < 200 || rec.status > 299 || rec.overflow {
 		return
 	}
 	now := time.Now().UTC()
-	err = store.InTx(r.Context(), func(tx hookd.Tx) error {
-		return tx.PutIdempotentResponse(r.Context(), &hookd.IdempotentResponse{
-			Key: scoped, Status: rec.status, Body: rec.body.Bytes(), CreatedAt: now, ExpiresAt: now.Add(idempotencyTTL),
-		})
+	err = s.client.PutIdempotentResponse(r.Context(), &hookd.IdempotentResponse{
+		Key: scoped, Status: rec.status, Body: rec.body.Bytes(), RequestHash: digest[:],
+		CreatedAt: now, ExpiresAt: now.Add(idempotencyTTL),
 	})
 	if err != nil && !errors.Is(err, hookd.ErrConflict) {
 		s.cfg.Logger.Error("store an idempotent response", "path", r.URL.Path, "error", err)
 	}
 }
 
+// errKeyReused is the answer to an Idempotency-Key sent again with another request body.
+func errKeyReused(key string) error {
+	return invalidField("header", "idempotency-key", fmt.Sprintf("Idempotency-Key '%s' was first used with a "+
+		"different request body. Send that body again to get its response, or use a new key for a new request.", key))
+}
+
 // idempotencyScope is the stored key: a digest of who asked, in which generation, what, and the
 // caller's key, so that keys of different tokens or routes never meet and no token is stored.
-func idempotencyScope(token string, gen generation, method, path, key string) string {
+func idempotencyScope(token string, gen generation, method, path, query, key string) string {
 	h := sha256.New()
-	for _, part := range []string{hashToken(token), strconv.Itoa(int(gen)), method, path, key} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
+	for _, part := range []string{hashToken(token), strconv.Itoa(int(gen)), method, path, query, key} {
+		h.Write([]byte(strconv.Itoa(len(part)) + ":" + part)) // length first: parts never run together
 	}
 	return "idem:" + hex.EncodeToString(h.Sum(nil))
 }

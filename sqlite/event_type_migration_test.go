@@ -29,8 +29,10 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Back to the schema before migration 7, as an earlier hookd left it.
+	// Back to the schema before migration 7, as an earlier hookd left it (the later migrations
+	// undone too, since they run again).
 	for _, q := range []string{
+		`ALTER TABLE hookd_idempotency DROP COLUMN request_hash`,
 		`ALTER TABLE hookd_event_types DROP COLUMN feature_flags`,
 		`ALTER TABLE hookd_event_types DROP COLUMN group_name`,
 		`ALTER TABLE hookd_event_types DROP COLUMN deprecated`,

@@ -17,9 +17,9 @@ func (q *queries) GetIdempotentResponse(ctx context.Context, key string, now tim
 		r                    hookd.IdempotentResponse
 		createdAt, expiresAt int64
 	)
-	err := q.q.QueryRowContext(ctx, `SELECT key, status, body, created_at, expires_at FROM hookd_idempotency
+	err := q.q.QueryRowContext(ctx, `SELECT key, status, body, request_hash, created_at, expires_at FROM hookd_idempotency
 		WHERE key = ? AND expires_at > ?`, key, micros(now)).
-		Scan(&r.Key, &r.Status, &r.Body, &createdAt, &expiresAt)
+		Scan(&r.Key, &r.Status, &r.Body, &r.RequestHash, &createdAt, &expiresAt)
 	if err != nil {
 		return nil, fmt.Errorf("get idempotent response: %w", classify(err))
 	}
@@ -30,14 +30,14 @@ func (q *queries) GetIdempotentResponse(ctx context.Context, key string, now tim
 
 // PutIdempotentResponse first deletes every response expired at r.CreatedAt (through the index on
 // expires_at), an expired one under r.Key included, then inserts r: a live one under r.Key is
-// hookd.ErrConflict. The body is stored byte for byte; nil is NULL and reads back nil. Error
-// messages never carry the key (the server scopes it by token hash).
+// hookd.ErrConflict. The body and the request hash are stored byte for byte; nil is NULL and
+// reads back nil. Error messages never carry the key (the server scopes it by token hash).
 func (t *txn) PutIdempotentResponse(ctx context.Context, r *hookd.IdempotentResponse) error {
 	if _, err := t.q.ExecContext(ctx, `DELETE FROM hookd_idempotency WHERE expires_at <= ?`, micros(r.CreatedAt)); err != nil {
 		return fmt.Errorf("put idempotent response: purge expired: %w", classify(err))
 	}
-	_, err := t.q.ExecContext(ctx, `INSERT INTO hookd_idempotency (key, status, body, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?)`, r.Key, r.Status, r.Body, micros(r.CreatedAt), micros(r.ExpiresAt))
+	_, err := t.q.ExecContext(ctx, `INSERT INTO hookd_idempotency (key, status, body, request_hash, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, r.Key, r.Status, r.Body, r.RequestHash, micros(r.CreatedAt), micros(r.ExpiresAt))
 	if err != nil {
 		return fmt.Errorf("put idempotent response: %w", classify(err))
 	}

@@ -102,7 +102,8 @@ var idempotencyTests = []test{
 	{"RoundTrip", func(t *testing.T, f *fixture) {
 		full := hookd.IdempotentResponse{
 			Key: hash("a") + " POST /api/v1/app/ key-1", Status: 201,
-			Body: []byte("{\"id\":\"app_1\"}\n\x00bytes ü"), CreatedAt: at(0), ExpiresAt: at(3600),
+			Body:        []byte("{\"id\":\"app_1\"}\n\x00bytes ü"),
+			RequestHash: []byte("\x00\xffdigest\x00"), CreatedAt: at(0), ExpiresAt: at(3600),
 		}
 		empty := hookd.IdempotentResponse{Key: "key-2", Status: 204, CreatedAt: at(0), ExpiresAt: at(3600)}
 		for _, r := range []hookd.IdempotentResponse{full, empty} {

@@ -134,7 +134,7 @@ func serveSettings() []*setting {
 			usage: "whsec_ `SECRET` that signs operational webhooks (default: generated once; read it with \"hookd endpoint secret hookd-operational operator\")",
 			parse: parseOpsSecret},
 		{name: "main-key", envs: []string{"HOOKD_MAIN_KEY"},
-			usage: "32 bytes in base64 (`KEY`, e.g. from openssl rand -base64 32) that encrypt endpoint secrets at rest; keep it apart from the database (default none: secrets stored as they are)",
+			usage: "32 bytes in base64 (`KEY`, e.g. from openssl rand -base64 32) that encrypt secrets at rest (endpoint secrets and credential headers, responses kept for an Idempotency-Key); keep it apart from the database (default none: secrets stored as they are)",
 			parse: parseMainKey},
 		{name: "signature-headers", envs: []string{"HOOKD_SIGNATURE_HEADERS"}, def: "both",
 			usage: "the names the Standard Webhooks signature is sent under (`SET`): both (webhook-* and svix-*, for every receiver library), webhook (webhook-id, webhook-timestamp, webhook-signature) or svix (svix-id, svix-timestamp, svix-signature, as Svix's server sends)",
