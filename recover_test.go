@@ -98,6 +98,8 @@ func TestRecoverInBackground(t *testing.T) {
 	if _, err := b.recv.Wait(ctx, "/recovered", 1); err != nil {
 		t.Fatal(err)
 	}
+	// Recorded as delivered before it is made to fail below, else the worker's record overwrites it.
+	b.waitStatus(t, res.Message.ID, recv.ID, hookd.DeliveryDelivered)
 	if err := b.client.RecoverInBackground(ctx, b.app.ID, recv.ID, base, nil); err != nil {
 		t.Fatal(err)
 	}
