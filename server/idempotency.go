@@ -26,8 +26,8 @@ const (
 // (its status and body) is stored and replayed, with the header Idempotent-Replayed: true, for
 // idempotencyTTL. The key is scoped by the caller's token, the generation, the method and the
 // path. While one request runs under a key, a duplicate waits for it (an in-process lock), then
-// replays its response. Responses of 500 and above are not stored, so a retry runs again. Without
-// the header, serve runs as it is.
+// replays its response. Responses of 500 and above, and 429 (a rate limit), are not stored, so
+// a retry runs again. Without the header, serve runs as it is.
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, rc *reqCtx, serve func(http.ResponseWriter)) {
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" || r.Method != http.MethodPost {
@@ -59,7 +59,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, rc *reqCtx, 
 
 	rec := &recordingWriter{ResponseWriter: w}
 	serve(rec)
-	if rec.status == 0 || rec.status >= 500 || rec.overflow {
+	if rec.status == 0 || rec.status >= 500 || rec.status == http.StatusTooManyRequests || rec.overflow {
 		return
 	}
 	now := time.Now().UTC()
