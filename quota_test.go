@@ -247,3 +247,35 @@ func TestMessageRateConfigChecks(t *testing.T) {
 		}
 	}
 }
+
+// A batch that fails (one send names an unknown application) is written again a send at a time;
+// the sends it held are not counted twice, so a burst of exactly their number lets them all in.
+func TestMessageRatePerAppBatchWrittenAgain(t *testing.T) {
+	t.Parallel()
+	for round := range 5 {
+		cfg := testConfig()
+		cfg.MessageRatePerApp, cfg.MessageBurstPerApp = 0.01, 12
+		b := setup(t, cfg)
+		var wg sync.WaitGroup
+		errs := make([]error, 13)
+		for i := range 13 {
+			wg.Go(func() {
+				app := "acme"
+				if i == 6 {
+					app = "nobody"
+				}
+				_, errs[i] = b.client.Send(b.ctx, app, &hookd.MessageIn{EventType: "x", Payload: map[string]int{"n": i}})
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if i == 6 {
+				if !errors.Is(err, hookd.ErrNotFound) {
+					t.Fatalf("round %d: the send to an unknown application: %v", round, err)
+				}
+			} else if err != nil {
+				t.Fatalf("round %d: send %d: %v (the burst of 12 holds every send to acme)", round, i, err)
+			}
+		}
+	}
+}

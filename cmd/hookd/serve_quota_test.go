@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -303,5 +304,46 @@ func TestServeHelpOnSecrets(t *testing.T) {
 		if !strings.Contains(r.stdout+r.stderr, want) {
 			t.Errorf("serve --help lacks %q", want)
 		}
+	}
+}
+
+// The pages' "send example" past the message rate is a 429 saying so, not a 500.
+func TestServeMessageRateOnThePages(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, "--listen", "127.0.0.1:0", "--db", "sqlite:"+filepath.Join(t.TempDir(), "hookd.db"),
+		"--token", testAdminToken, "--max-messages-per-second-per-app", "0.01", "--message-burst-per-app", "1", "--workers", "2")
+	mustCall(t, http.StatusCreated, http.MethodPost, s.url+"/api/v1/app", testAdminToken, `{"name":"Acme","uid":"acme"}`)
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := &http.Client{Jar: jar, Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	post := func(path string, form url.Values) (int, string, http.Header) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, s.url+path, strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", s.url)
+		resp, err := browser.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	if code, body, _ := post("/ui/login", url.Values{"token": {testAdminToken}}); code != http.StatusSeeOther {
+		t.Fatalf("sign in: %d %s", code, body)
+	}
+	form := url.Values{"eventType": {"invoice.paid"}, "payload": {`{"n":1}`}}
+	if code, body, _ := post("/ui/app/acme/send", form); code != http.StatusSeeOther {
+		t.Fatalf("the first example: %d %s", code, body)
+	}
+	code, body, h := post("/ui/app/acme/send", form)
+	if code != http.StatusTooManyRequests || h.Get("Retry-After") == "" || !strings.Contains(body, "messages a second") {
+		t.Fatalf("an example past the rate: %d (Retry-After %q), want 429 saying why\n%s", code, h.Get("Retry-After"), body)
 	}
 }
