@@ -99,8 +99,14 @@ func newAppRates(rate float64, burst int, now func() time.Time) *appRates {
 }
 
 // refill is how long an empty bucket takes to fill: past it, an idle bucket is dropped.
-func (r *appRates) refill() time.Duration {
-	return time.Duration(r.burst / r.rate * float64(time.Second))
+func (r *appRates) refill() time.Duration { return seconds(r.burst / r.rate) }
+
+// seconds converts s seconds to a Duration, capped where a Duration ends (a tiny rate's waits).
+func seconds(s float64) time.Duration {
+	if s >= float64(math.MaxInt64/int64(time.Second)) {
+		return math.MaxInt64
+	}
+	return time.Duration(s * float64(time.Second))
 }
 
 // take takes one message from app's bucket, or returns a *RateLimitError when it is empty.
@@ -126,7 +132,7 @@ func (r *appRates) take(app string) error {
 		b.tokens--
 		return nil
 	}
-	wait := time.Duration((1 - b.tokens) / r.rate * float64(time.Second))
+	wait := seconds((1 - b.tokens) / r.rate)
 	return &RateLimitError{App: app, Rate: r.rate, RetryAfter: max(wait, time.Millisecond)}
 }
 

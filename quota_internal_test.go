@@ -107,3 +107,22 @@ func TestAppRatesNone(t *testing.T) {
 		}
 	}
 }
+
+// A rate so small that its waits pass what a Duration holds waits the longest Duration, and its
+// buckets are kept, not dropped as refilled.
+func TestAppRatesTinyRate(t *testing.T) {
+	t.Parallel()
+	clock := &fakeNow{t: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+	r := newAppRates(1e-15, 1, clock.now)
+	if err := r.take("app_a"); err != nil {
+		t.Fatal(err)
+	}
+	clock.t = clock.t.Add(24 * time.Hour)
+	var rl *RateLimitError
+	if err := r.take("app_a"); !errors.As(err, &rl) || rl.RetryAfter <= 24*time.Hour {
+		t.Fatalf("second take: %v, want a RateLimitError with a wait beyond a day", err)
+	}
+	if n := r.size(); n != 1 {
+		t.Fatalf("%d buckets, want the one still refilling", n)
+	}
+}
