@@ -172,7 +172,9 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(e.stderr, "listening on %s\n", url)
 	logger.Info("hookd serving", "url", url, "db", cfg.db.String(), "role", cfg.role, "redis_queue", cfg.queueURL != "",
-		"workers", cfg.workers[hookd.LaneFirst], "timeout", cfg.timeout, "allow_subnets", len(cfg.allowSubnets))
+		"workers", cfg.workers[hookd.LaneFirst], "timeout", cfg.timeout, "allow_subnets", len(cfg.allowSubnets),
+		"max_endpoints_per_app", cfg.maxEndpoints, "max_messages_per_second_per_app", cfg.messageRate,
+		"metrics_listen", cfg.metricsListen, "metrics_token", cfg.metricsToken != "")
 
 	srv := &http.Server{
 		Handler:           mux,
