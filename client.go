@@ -24,6 +24,7 @@ type Client struct {
 	loader *workLoader          // coalesced reads of the workers' deliveries; nil: one read each
 	box    *secretBox           // seals endpoint secrets at rest; nil: stored as they are
 	sign   signerCache          // the signers of the keys the workers sign with (signers.go)
+	rates  *appRates            // the per-application message rate (quota.go)
 
 	mu        sync.Mutex
 	started   bool
@@ -64,6 +65,7 @@ func NewClient(store Store, cfg *Config) (*Client, error) {
 		states: newEndpointStates(),
 		box:    box,
 		active: newLimiters(c.Workers, c.ActiveWorkers, isInProcess(store)),
+		rates:  newAppRates(c.MessageRatePerApp, c.MessageBurstPerApp, c.Now),
 	}
 	cl.sends.max = sendBatchesApart
 	if isInProcess(store) {

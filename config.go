@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -64,6 +65,19 @@ type Config struct {
 	RotationGrace time.Duration
 	// MaxPayload bounds a message's payload in bytes. Default: 1 MiB.
 	MaxPayload int
+	// MaxEndpointsPerApp bounds an application's endpoints: one message goes to each of them, so
+	// the bound is also the most deliveries one message makes. CreateEndpoint past it is
+	// ErrTooManyEndpoints. Default: DefaultMaxEndpointsPerApp (100); negative: no limit.
+	MaxEndpointsPerApp int
+	// MessageRatePerApp bounds the messages each application may create per second (Send, SendTx,
+	// SendToEndpoint), a token bucket per application in this process; a send past it is a
+	// *RateLimitError (ErrRateLimited). Default: no limit (hookd serve sets
+	// DefaultMessageRatePerApp).
+	MessageRatePerApp float64
+	// MessageBurstPerApp is how many messages an application may create at once above
+	// MessageRatePerApp, after a pause. Default: one second's worth of MessageRatePerApp, at
+	// least 1.
+	MessageBurstPerApp int
 	// MainKey, 32 bytes in base64, encrypts secrets at rest (AES-256-GCM): endpoints' signing
 	// secrets, the values of their credential headers (SensitiveHeader) and the responses the
 	// server keeps for an Idempotency-Key (an app-portal token, for one); the database then holds
@@ -146,6 +160,12 @@ func (c *Config) withDefaults() *Config {
 	if out.MaxPayload == 0 {
 		out.MaxPayload = 1 << 20
 	}
+	if out.MaxEndpointsPerApp == 0 {
+		out.MaxEndpointsPerApp = DefaultMaxEndpointsPerApp
+	}
+	if out.MessageBurstPerApp == 0 && out.MessageRatePerApp > 0 {
+		out.MessageBurstPerApp = max(int(math.Ceil(out.MessageRatePerApp)), 1)
+	}
 	if out.JobTimeout == 0 {
 		out.JobTimeout = out.Delivery.Timeout + 30*time.Second
 	}
@@ -178,6 +198,12 @@ func (c *Config) validate() error {
 	}
 	if c.SignatureHeaders < HeadersBoth || c.SignatureHeaders > HeadersSvix {
 		return fmt.Errorf("hookd: Config.SignatureHeaders is %v: use HeadersBoth, HeadersWebhook or HeadersSvix", c.SignatureHeaders)
+	}
+	if c.MessageRatePerApp < 0 || math.IsNaN(c.MessageRatePerApp) {
+		return fmt.Errorf("hookd: Config.MessageRatePerApp is %g: use messages per second above zero, or zero for no limit", c.MessageRatePerApp)
+	}
+	if c.MessageRatePerApp > 0 && c.MessageBurstPerApp < 1 {
+		return fmt.Errorf("hookd: Config.MessageBurstPerApp is %d: use at least 1 (or 0 for one second's worth)", c.MessageBurstPerApp)
 	}
 	if c.JobTimeout <= c.Delivery.Timeout {
 		return fmt.Errorf("hookd: Config.JobTimeout (%s) must exceed the delivery timeout (%s)", c.JobTimeout, c.Delivery.Timeout)

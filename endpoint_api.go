@@ -15,13 +15,21 @@ import (
 
 // SendToEndpoint writes a message for the application and one delivery of it to one endpoint
 // alone, whatever the endpoint's event-type and channel filters say (Svix's send-example). A
-// disabled endpoint is ErrEndpointDisabled.
+// disabled endpoint is ErrEndpointDisabled. The message counts in the application's message rate
+// (Config.MessageRatePerApp).
 func (c *Client) SendToEndpoint(ctx context.Context, app, endpoint string, msg *MessageIn) (*Message, error) {
 	m, err := c.prepare(msg)
 	if err != nil {
 		return nil, err
 	}
+	admitted := false
 	err = c.inApp(ctx, app, func(tx Tx, a *Application) error {
+		if !admitted {
+			if err := c.rates.take(a.ID); err != nil {
+				return err
+			}
+			admitted = true
+		}
 		ep, err := tx.GetEndpoint(ctx, a.ID, endpoint)
 		if err != nil {
 			return err

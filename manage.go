@@ -228,6 +228,9 @@ func (c *Client) CreateEndpoint(ctx context.Context, app string, in *EndpointIn)
 			return err
 		}
 		ep.AppID = a.ID
+		if err := checkEndpointQuota(ctx, tx, a.ID, c.cfg.MaxEndpointsPerApp); err != nil {
+			return err
+		}
 		if err := tx.InsertEndpoint(ctx, c.box.sealedEndpoint(ep), SigningKey{Secret: c.box.seal(ep.ID, secret), CreatedAt: now}); err != nil {
 			return err
 		}

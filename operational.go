@@ -104,7 +104,8 @@ func (c *Client) emitOps(ctx context.Context, tx Tx, evs []OperationalEvent) err
 			return err
 		}
 		m := &Message{ID: newID(prefixMessage), EventID: ev.ID, EventType: ev.Type, Payload: payload, CreatedAt: c.now()}
-		if _, err := c.sendIn(ctx, tx, opsApp, m); err != nil {
+		exempt := true // the operator's own events are outside the tenants' message rate
+		if _, err := c.sendIn(ctx, tx, opsApp, m, &exempt); err != nil {
 			return fmt.Errorf("send operational webhook %s: %w", ev.Type, err)
 		}
 	}

@@ -77,7 +77,8 @@ func (c *Client) SendTx(ctx context.Context, tx any, app string, msg *MessageIn)
 	if err != nil {
 		return nil, fmt.Errorf("hookd: SendTx: %w", err)
 	}
-	return c.sendIn(ctx, t, app, m)
+	var admitted bool
+	return c.sendIn(ctx, t, app, m, &admitted)
 }
 
 // prepare validates msg and returns the message to write (without its app).
@@ -177,10 +178,10 @@ func encodePayload(p any) (json.RawMessage, error) {
 	return slices.Clone(json.RawMessage(raw)), nil
 }
 
-// sendIn writes m for app inside tx, with its jobs.
-func (c *Client) sendIn(ctx context.Context, tx Tx, app string, m *Message) (*SendResult, error) {
+// sendIn writes m for app inside tx, with its jobs (admitted: see writeMessage).
+func (c *Client) sendIn(ctx context.Context, tx Tx, app string, m *Message, admitted *bool) (*SendResult, error) {
 	w := newSendWrite(tx)
-	res, err := c.writeMessage(ctx, w, app, m)
+	res, err := c.writeMessage(ctx, w, app, m, admitted)
 	if err != nil {
 		return nil, err
 	}
@@ -227,8 +228,10 @@ func (c *Client) enqueue(ctx context.Context, tx Tx, jobs []Job) error {
 }
 
 // writeMessage writes m for app in w's transaction and adds its deliveries and their jobs to w,
-// for finishSends to insert with those of the other sends.
-func (c *Client) writeMessage(ctx context.Context, w *sendWrite, app string, m *Message) (*SendResult, error) {
+// for finishSends to insert with those of the other sends. Unless *admitted, the message first
+// takes its place in the application's message rate (a *RateLimitError, before any write, when
+// there is none), and *admitted is set.
+func (c *Client) writeMessage(ctx context.Context, w *sendWrite, app string, m *Message, admitted *bool) (*SendResult, error) {
 	a := w.apps[app]
 	if a == nil {
 		var err error
@@ -236,6 +239,12 @@ func (c *Client) writeMessage(ctx context.Context, w *sendWrite, app string, m *
 			return nil, fmt.Errorf("hookd: send to application %q: %w", app, err)
 		}
 		w.apps[app] = a
+	}
+	if !*admitted {
+		if err := c.rates.take(a.ID); err != nil {
+			return nil, fmt.Errorf("hookd: send to application %q: %w", app, err)
+		}
+		*admitted = true
 	}
 	m.AppID = a.ID
 	existing, inserted, err := w.tx.InsertMessage(ctx, m)

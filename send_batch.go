@@ -2,6 +2,7 @@ package hookd
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -29,6 +30,10 @@ type sendItem struct {
 	err  error
 	done chan struct{} // closed when res/err are set
 	lead chan struct{} // closed when this caller, taken out of pending, is to lead a batch
+
+	// admitted is set once the send has taken its place in the application's message rate, so
+	// that writing it again alone, after its batch failed, does not take a second.
+	admitted bool
 }
 
 // send writes msg for app, batched with concurrent sends.
@@ -84,7 +89,11 @@ func (c *Client) writeSends(ctx context.Context, batch []*sendItem) {
 		err := c.store.InTx(ctx, func(tx Tx) error {
 			w := newSendWrite(tx)
 			for i, it := range batch {
-				r, err := c.writeMessage(ctx, w, it.app, it.msg)
+				r, err := c.writeMessage(ctx, w, it.app, it.msg, &it.admitted)
+				if errors.Is(err, ErrRateLimited) {
+					it.err = err // refused before any write: the others go on
+					continue
+				}
 				if err != nil {
 					return err
 				}
@@ -101,9 +110,13 @@ func (c *Client) writeSends(ctx context.Context, batch []*sendItem) {
 		}
 	}
 	for _, it := range batch {
+		if errors.Is(it.err, ErrRateLimited) {
+			close(it.done)
+			continue
+		}
 		it.err = c.store.InTx(ctx, func(tx Tx) error {
 			var err error
-			it.res, err = c.sendIn(ctx, tx, it.app, it.msg)
+			it.res, err = c.sendIn(ctx, tx, it.app, it.msg, &it.admitted)
 			return err
 		})
 		if it.err != nil {

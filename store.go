@@ -202,6 +202,9 @@ type Writer interface {
 
 	// InsertEndpoint writes the endpoint and its first signing key.
 	InsertEndpoint(ctx context.Context, ep *Endpoint, key SigningKey) error
+	// LockEndpointCount counts the application's endpoints, disabled ones included, and keeps
+	// every other transaction from adding one to it until this one ends (the endpoint quota).
+	LockEndpointCount(ctx context.Context, appID string) (int, error)
 	// UpdateEndpoint writes the endpoint's configuration (not its health, not Disabled*).
 	UpdateEndpoint(ctx context.Context, ep *Endpoint) error
 	// DeleteEndpoint deletes the endpoint and its keys; its deliveries stay, for the log.

@@ -8,6 +8,9 @@
 //	client, err := hookd.NewClient(store, &hookd.Config{OnAttempt: m.OnAttempt})
 //	mux.Handle("GET /metrics", m)
 //
+// The backlog's labels name applications and endpoints: serve it on a listener of its own, or set
+// Config.Token so that a scrape must carry it as a bearer token.
+//
 // # Families
 //
 //	hookd_attempts_total{trigger, outcome}             counter: attempts recorded; trigger is
@@ -32,10 +35,12 @@ package metrics
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,6 +65,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock the backlog's ages are measured on. Default: time.Now.
 	Now func() time.Time
+	// Token, when set, must come with each scrape as "Authorization: Bearer <Token>"; a scrape
+	// without it gets 401 and nothing else, since the backlog's labels name applications and
+	// endpoints. Default: none, every scrape is answered.
+	Token string
 }
 
 func (c *Config) withDefaults() Config {
@@ -175,6 +184,11 @@ func (m *Metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	if m.cfg.Token != "" && !m.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="hookd metrics"`)
+		http.Error(w, "401 unauthorized: scrape with Authorization: Bearer and the metrics token", http.StatusUnauthorized)
+		return
+	}
 	var b bytes.Buffer
 	m.write(r.Context(), &b)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
@@ -183,4 +197,10 @@ func (m *Metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = w.Write(b.Bytes())
+}
+
+// authorized reports whether r carries the metrics token, compared in constant time.
+func (m *Metrics) authorized(r *http.Request) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(m.cfg.Token)) == 1
 }

@@ -135,6 +135,23 @@ func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.
 	return nil
 }
 
+// LockEndpointCount locks the application's row (FOR NO KEY UPDATE: the foreign-key checks of
+// concurrent sends still pass) and then counts its endpoints, in a statement of its own: a
+// concurrent call in the same application waits for this transaction to end, and its count's
+// snapshot, taken after the wait, holds what this one committed.
+func (t *txn) LockEndpointCount(ctx context.Context, appID string) (int, error) {
+	var id string
+	err := t.c.queryRow(ctx, `SELECT id FROM hookd_applications WHERE id = $1 FOR NO KEY UPDATE`, appID).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("lock application %s: %w", appID, classify(err))
+	}
+	var n int
+	if err := t.c.queryRow(ctx, `SELECT count(*) FROM hookd_endpoints WHERE app_id = $1`, appID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count endpoints of %s: %w", appID, classify(err))
+	}
+	return n, nil
+}
+
 func (t *txn) insertKey(ctx context.Context, endpointID string, key hookd.SigningKey) error {
 	_, err := t.c.exec(ctx, `INSERT INTO hookd_endpoint_keys (endpoint_id, secret, created_at, expires_at)
 		VALUES ($1, $2, $3, $4)`, endpointID, key.Secret, key.CreatedAt, nullTime(key.ExpiresAt))

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/hookd/hookd"
 )
@@ -70,21 +72,33 @@ func isInternal(err error) bool {
 		return ae.Status >= 500
 	case errors.As(err, &ve), errors.As(err, &he), errors.As(err, &mb),
 		errors.Is(err, hookd.ErrNotFound), errors.Is(err, hookd.ErrConflict),
-		errors.Is(err, hookd.ErrEndpointDisabled):
+		errors.Is(err, hookd.ErrEndpointDisabled), errors.Is(err, hookd.ErrTooManyEndpoints),
+		errors.Is(err, hookd.ErrRateLimited):
 		return false
 	}
 	return true
 }
 
 // writeError writes err as JSON with its status. hookd's errors map to Svix's: ErrNotFound 404,
-// ErrConflict 409, *hookd.ValidationError 422 naming the field, a body over the limit 413.
-// Anything else is a 500 with no detail (the handler logged it).
+// ErrConflict 409, *hookd.ValidationError 422 naming the field, a body over the limit 413. The
+// quotas: ErrTooManyEndpoints 422 (the body at fault, as Svix reports a refused input), a
+// *hookd.RateLimitError 429 with Retry-After in whole seconds. Anything else is a 500 with no
+// detail (the handler logged it).
 func writeError(w http.ResponseWriter, err error) {
 	var ae *apiError
 	var ve *validationError
 	var he *hookd.ValidationError
 	var mb *http.MaxBytesError
+	var rl *hookd.RateLimitError
+	var el *hookd.EndpointLimitError
 	switch {
+	case errors.As(err, &rl):
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(rl.RetryAfter.Seconds()))))
+		writeJSON(w, http.StatusTooManyRequests, &apiError{Code: "too_many_requests",
+			Detail: fmt.Sprintf("This application creates more than %g messages per second; nothing was written. Retry after the Retry-After header's seconds.", rl.Rate)})
+	case errors.As(err, &el):
+		msg := fmt.Sprintf("The application has %d endpoints, the most it may have (hookd serve --max-endpoints-per-app); delete one first.", el.Max)
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []fieldError{{Loc: []string{"body"}, Msg: msg, Type: "value_error"}}})
 	case errors.Is(err, hookd.ErrPayloadTooLarge) && errors.As(err, &he):
 		writeJSON(w, http.StatusRequestEntityTooLarge, &apiError{Code: "payload_too_large", Detail: "The payload is " + he.Reason + " bytes."})
 	case errors.As(err, &ve):

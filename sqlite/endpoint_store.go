@@ -154,6 +154,19 @@ func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.
 	return nil
 }
 
+// LockEndpointCount counts the application's endpoints (a missing application is
+// hookd.ErrNotFound). SQLite lets one transaction write at a time, and the store's transactions
+// take their turn before they begin, so no other one can add an endpoint until this one ends.
+func (t *txn) LockEndpointCount(ctx context.Context, appID string) (int, error) {
+	var n int
+	err := t.q.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM hookd_endpoints WHERE app_id = a.id)
+		FROM hookd_applications a WHERE a.id = ?`, appID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count endpoints of %s: %w", appID, classify(err))
+	}
+	return n, nil
+}
+
 func (t *txn) insertKey(ctx context.Context, endpointID string, key hookd.SigningKey) error {
 	_, err := t.q.ExecContext(ctx, `INSERT INTO hookd_endpoint_keys (endpoint_id, secret, created_at, expires_at)
 		VALUES (?, ?, ?, ?)`, endpointID, key.Secret, micros(key.CreatedAt), nullMicros(key.ExpiresAt))

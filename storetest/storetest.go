@@ -42,6 +42,9 @@
 //     AppID "" comes back ""; a nil response body comes back nil.
 //   - A token of a missing application is hookd.ErrNotFound; a repeated DeleteToken too.
 //   - ExpungeAttemptResponse of an already expunged attempt succeeds.
+//   - LockEndpointCount counts disabled endpoints too; of a missing application it is
+//     hookd.ErrNotFound; a second transaction's call in the same application returns only once the
+//     first transaction has ended, and counts what it committed.
 //   - EndpointStats of an endpoint without attempts is all zeros, not an error; since is
 //     inclusive, until exclusive.
 package storetest
@@ -86,6 +89,7 @@ func Run(t *testing.T, newStore func(t *testing.T) hookd.Store) {
 		{"DueDeliveries", dueDeliveryTests},
 		{"ClientTimes", clientTimeTests},
 		{"Ping", pingTests},
+		{"EndpointQuota", endpointQuotaTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -107,3 +107,30 @@ func TestPagesWhileDatabaseUnavailable(t *testing.T) {
 		t.Errorf("/ui/ once the database is back: %d", code)
 	}
 }
+
+// An endpoint past the application's bound is the user's to fix: 422 saying so, not "Something
+// went wrong", and nothing is created.
+func TestAddEndpointPastTheBound(t *testing.T) {
+	s := newSite(t, false)
+	ctx := context.Background()
+	for range hookd.DefaultMaxEndpointsPerApp {
+		if _, err := s.client.CreateEndpoint(ctx, "acme", &hookd.EndpointIn{URL: "https://example.com/hook"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := browser(t)
+	if code, _, _ := post(t, c, s.srv.URL+"/ui/login", s.srv.URL, url.Values{"token": {adminToken}}); code != http.StatusSeeOther {
+		t.Fatal("sign in failed")
+	}
+	code, _, body := post(t, c, s.srv.URL+"/ui/app/"+s.acme.ID+"/endpoints", s.srv.URL, url.Values{"url": {"https://example.com/one-more"}})
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "the most it may have") {
+		t.Errorf("an endpoint past the bound: %d, want 422 saying why\n%s", code, body)
+	}
+	page, err := s.client.ListEndpoints(ctx, "acme", hookd.ListOptions{Limit: 250})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Data) != hookd.DefaultMaxEndpointsPerApp {
+		t.Errorf("%d endpoints, want %d", len(page.Data), hookd.DefaultMaxEndpointsPerApp)
+	}
+}

@@ -17,8 +17,10 @@ import (
 	"html/template"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -282,11 +284,18 @@ func (q *req) data(d map[string]any) map[string]any {
 }
 
 // pageError shows err as the page: a missing thing as 404, bad input as 400, a conflict or a
-// disabled endpoint as 409, a database that cannot be reached as 503 (logged), the rest as 500
-// (logged).
+// disabled endpoint as 409, a quota reached as 422 (endpoints) or 429 (messages), a database that
+// cannot be reached as 503 (logged), the rest as 500 (logged).
 func (h *Handler) pageError(q *req, err error) {
 	var ve *hookd.ValidationError
+	var el *hookd.EndpointLimitError
+	var rl *hookd.RateLimitError
 	switch {
+	case errors.As(err, &el):
+		h.fail(q.w, q.r, http.StatusUnprocessableEntity, fmt.Sprintf("This application has %d endpoints, the most it may have: delete one first.", el.Max))
+	case errors.As(err, &rl):
+		q.w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(rl.RetryAfter.Seconds()))))
+		h.fail(q.w, q.r, http.StatusTooManyRequests, fmt.Sprintf("This application sends more than %g messages a second, so nothing was sent. Try again in a moment.", rl.Rate))
 	case errors.Is(err, hookd.ErrNotFound):
 		h.fail(q.w, q.r, http.StatusNotFound, "Not found: it may have been deleted.")
 	case errors.As(err, &ve):

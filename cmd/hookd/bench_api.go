@@ -26,7 +26,9 @@ import (
 // apiTarget is the HTTP API in this process. Each run gets a new SQLite file and what serve
 // builds on it with its defaults (store, metrics, client, token authenticator, server.New on a
 // mux with /metrics, an http.Server with serve's limits on 127.0.0.1:0), except that loopback
-// addresses are allowed and B2 sets the timeout. Setup goes through the API too (POST
+// addresses are allowed, B2 sets the timeout, and no message rate per application is set (the
+// library's default): B1 sends to one application faster than serve's default quota of
+// --max-messages-per-second-per-app, which bounds a tenant, not the engine measured. Setup goes through the API too (POST
 // /api/v1/app, POST .../endpoint, GET .../secret), untimed. Producers call POST
 // /api/v1/app/{app_id}/msg with plain net/http and encoding/json over one keep-alive client,
 // not with the Svix SDK: what is measured is hookd's API, not an SDK's overhead.

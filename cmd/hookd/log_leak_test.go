@@ -71,13 +71,14 @@ func TestLogsHoldNoSecret(t *testing.T) {
 }
 
 // serveSecrets returns the secrets that hookd serve with args is given: the values of --token,
-// --main-key and --operational-webhook-secret or of their variables, and the passwords in the
+// --main-key, --operational-webhook-secret and --metrics-token or of their variables, and the passwords in the
 // URLs of --db and --queue or of their variables.
 func serveSecrets(args []string) []string {
 	values := map[string][]string{
 		"token":                      {os.Getenv("HOOKD_TOKEN")},
 		"main-key":                   {os.Getenv("HOOKD_MAIN_KEY")},
 		"operational-webhook-secret": {os.Getenv("HOOKD_OPERATIONAL_WEBHOOK_SECRET")},
+		"metrics-token":              {os.Getenv("HOOKD_METRICS_TOKEN")},
 		"db":                         {os.Getenv("HOOKD_DB"), os.Getenv("DATABASE_URL")},
 		"queue":                      {os.Getenv("HOOKD_QUEUE"), os.Getenv("REDIS_URL")},
 	}

@@ -85,7 +85,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		queue = rq
 		defer rq.Close() // after the client has stopped (deferred later, run earlier)
 	}
-	m := metrics.New(store, &metrics.Config{Logger: logger})
+	m := metrics.New(store, &metrics.Config{Logger: logger, Token: cfg.metricsToken})
 	client, err := hookd.NewClient(store, &hookd.Config{
 		Queue:         queue,
 		JobTimeout:    jobTimeout,
@@ -100,12 +100,18 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		OperationalWebhookSecret: cfg.opsSecret,
 		MainKey:                  cfg.mainKey,
 		SignatureHeaders:         cfg.sigHeaders,
+
+		MaxEndpointsPerApp: cfg.maxEndpoints,
+		MessageRatePerApp:  cfg.messageRate,
+		MessageBurstPerApp: cfg.messageBurst,
 	})
 	if err != nil {
 		return fail("", "serve: %v", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", m)
+	if cfg.metricsListen == "" {
+		mux.Handle("/metrics", m)
+	}
 	var generated string
 	if cfg.role == roleWorker {
 		mux.HandleFunc("/api/v1/health/", workerHealth)
@@ -140,6 +146,14 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		return fail("choose another --listen, or stop what holds the address", "serve: %v", err)
 	}
 	defer ln.Close() // after Shutdown, a no-op
+	if cfg.metricsListen != "" {
+		ms, err := startMetrics(ctx, cfg.metricsListen, m, logger)
+		if err != nil {
+			return fail("choose another --metrics-listen, or stop what holds the address", "serve: %v", err)
+		}
+		defer ms.shutdown(logger) // after the API's shutdown and the drain
+		fmt.Fprintf(e.stderr, "metrics on %s/metrics\n", ms.url)
+	}
 	// The queue stops when its Start context ends; it must outlive ctx to drain after the HTTP
 	// server, so it gets a context that is never cancelled and Stop ends it.
 	if cfg.role != roleAPI {
@@ -158,7 +172,9 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(e.stderr, "listening on %s\n", url)
 	logger.Info("hookd serving", "url", url, "db", cfg.db.String(), "role", cfg.role, "redis_queue", cfg.queueURL != "",
-		"workers", cfg.workers[hookd.LaneFirst], "timeout", cfg.timeout, "allow_subnets", len(cfg.allowSubnets))
+		"workers", cfg.workers[hookd.LaneFirst], "timeout", cfg.timeout, "allow_subnets", len(cfg.allowSubnets),
+		"max_endpoints_per_app", cfg.maxEndpoints, "max_messages_per_second_per_app", cfg.messageRate,
+		"metrics_listen", cfg.metricsListen, "metrics_token", cfg.metricsToken != "")
 
 	srv := &http.Server{
 		Handler:           mux,

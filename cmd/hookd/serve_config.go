@@ -24,18 +24,32 @@ const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH|postgres://...] [--q
              [--token TOKEN] [--allow-subnets CIDRS]
              [--retry-schedule WAITS] [--timeout D] [--workers N] [--max-payload SIZE]
              [--main-key KEY] [--signature-headers both|webhook|svix]
+             [--max-endpoints-per-app N] [--max-messages-per-second-per-app RATE]
+             [--message-burst-per-app N] [--metrics-listen ADDR] [--metrics-token TOKEN]
              [--log-format text|json] [--log-level LEVEL]
 
 Runs hookd: the workers that deliver webhooks and the HTTP API (Svix-compatible, under
-/api/v1, bearer token), with /metrics (Prometheus text format, no token) and
-/api/v1/health (no token) on the same address.
+/api/v1, bearer token), with /metrics (Prometheus text format) and /api/v1/health (no
+token) on the same address. /metrics names applications and endpoints: give it an
+address of its own (--metrics-listen, e.g. on a private interface) or a token
+(--metrics-token, sent as Authorization: Bearer), or both.
 
 Every flag may come from its environment variable instead (named in each flag's
 help); a flag beats its variable, a variable beats the default. A wrong value stops
 start-up with exit code 2.
 
 Without --token, the first start generates an admin token and prints it once on
-stderr; only its hash is stored, and later starts keep it. --token replaces it.
+stderr; only its hash is stored, and later starts keep it. --token replaces it; it
+needs at least 32 characters (make one with: openssl rand -hex 32). Pass the token,
+--main-key and --metrics-token through their environment variables (HOOKD_TOKEN,
+HOOKD_MAIN_KEY, HOOKD_METRICS_TOKEN), not as flags: flags show in ps to every user
+of the machine.
+
+Each application may have at most --max-endpoints-per-app endpoints (default 100;
+a create past it is a 422) and create at most --max-messages-per-second-per-app
+messages (default 1000 per second, after a burst of --message-burst-per-app; a send
+past it is a 429 with Retry-After). The message rate is counted in each process: N
+API processes behind one address allow N times it.
 
 --workers N sets the attempts in flight: N for first attempts, N/2 for retries,
 N/10 for manual attempts (at least 1 each). Unset, N is sized to the machine: 50 per
@@ -75,6 +89,11 @@ type serveConfig struct {
 	opsSecret      string
 	mainKey        string // encrypts endpoint secrets at rest; empty: none
 	sigHeaders     hookd.SignatureHeaders
+	maxEndpoints   int     // per application; -1: no limit
+	messageRate    float64 // per application and second; 0: no limit
+	messageBurst   int     // 0: one second of messageRate
+	metricsListen  string  // empty: /metrics on --listen
+	metricsToken   string  // empty: /metrics answers without a token
 }
 
 // setting is one flag of serve, the environment variables it may come from, and its parser.
@@ -110,7 +129,7 @@ func serveSettings() []*setting {
 			usage: "what this process runs (`ROLE`): all, api (the HTTP API, no workers) or worker (the workers, with /metrics and health only)",
 			parse: parseRole},
 		{name: "token", envs: []string{"HOOKD_TOKEN"},
-			usage: "the admin bearer `TOKEN` (replaces the stored one); unset: generated on the first start and printed once",
+			usage: "the admin bearer `TOKEN`, at least 32 characters (make one with: openssl rand -hex 32), replacing the stored one; pass it through the environment, since flags show in ps (default: generated on the first start and printed once)",
 			parse: parseToken},
 		{name: "allow-subnets", envs: []string{"HOOKD_ALLOW_SUBNETS"},
 			usage: "comma-separated `CIDRS` that endpoints may resolve to despite the SSRF guard, e.g. 10.0.0.0/8 (default none: private, loopback and link-local addresses are refused)",
@@ -134,11 +153,26 @@ func serveSettings() []*setting {
 			usage: "whsec_ `SECRET` that signs operational webhooks (default: generated once; read it with \"hookd endpoint secret hookd-operational operator\")",
 			parse: parseOpsSecret},
 		{name: "main-key", envs: []string{"HOOKD_MAIN_KEY"},
-			usage: "32 bytes in base64 (`KEY`, e.g. from openssl rand -base64 32) that encrypt secrets at rest (endpoint secrets and credential headers, responses kept for an Idempotency-Key); keep it apart from the database (default none: secrets stored as they are)",
+			usage: "32 bytes in base64 (`KEY`, e.g. from openssl rand -base64 32) that encrypt secrets at rest (endpoint secrets and credential headers, responses kept for an Idempotency-Key); keep it apart from the database and pass it through the environment, since flags show in ps (default none: secrets stored as they are)",
 			parse: parseMainKey},
 		{name: "signature-headers", envs: []string{"HOOKD_SIGNATURE_HEADERS"}, def: "both",
 			usage: "the names the Standard Webhooks signature is sent under (`SET`): both (webhook-* and svix-*, for every receiver library), webhook (webhook-id, webhook-timestamp, webhook-signature) or svix (svix-id, svix-timestamp, svix-signature, as Svix's server sends)",
 			parse: parseSignatureHeaders},
+		{name: "max-endpoints-per-app", envs: []string{"HOOKD_MAX_ENDPOINTS_PER_APP"}, def: strconv.Itoa(hookd.DefaultMaxEndpointsPerApp),
+			usage: "the most endpoints (`N`) one application may have, or none for no limit; one message goes to each of them",
+			parse: parseMaxEndpoints},
+		{name: "max-messages-per-second-per-app", envs: []string{"HOOKD_MAX_MESSAGES_PER_SECOND_PER_APP"}, def: strconv.Itoa(hookd.DefaultMessageRatePerApp),
+			usage: "the messages per second (`RATE`) one application may create in this process, or none for no limit; past it, 429 with Retry-After",
+			parse: parseMessageRate},
+		{name: "message-burst-per-app", envs: []string{"HOOKD_MESSAGE_BURST_PER_APP"},
+			usage: "how many messages (`N`) one application may create at once above the rate, after a pause (default: one second of --max-messages-per-second-per-app)",
+			parse: parseMessageBurst},
+		{name: "metrics-listen", envs: []string{"HOOKD_METRICS_LISTEN"},
+			usage: "`ADDR` (host:port) to serve /metrics on instead of --listen, which then does not serve it (default: --listen)",
+			parse: parseMetricsListen},
+		{name: "metrics-token", envs: []string{"HOOKD_METRICS_TOKEN"},
+			usage: "the bearer `TOKEN` (at least 32 characters) a scrape of /metrics must send as Authorization: Bearer; pass it through the environment (default none: /metrics answers every scrape)",
+			parse: parseMetricsToken},
 		{name: "log-format", envs: []string{"HOOKD_LOG_FORMAT"}, def: "text",
 			usage: "log lines on stderr as `FORMAT`: text or json",
 			parse: parseLogFormat},
@@ -180,7 +214,7 @@ func parseServeConfig(e *env, args []string, lookupEnv func(string) (string, boo
 		}
 		if err := s.parse(c, v); err != nil {
 			shown := strconv.Quote(v)
-			if s.name == "token" || s.name == "operational-webhook-secret" || s.name == "main-key" {
+			if s.name == "token" || s.name == "operational-webhook-secret" || s.name == "main-key" || s.name == "metrics-token" {
 				shown = "" // never echo a secret
 			} else if s.name == "db" {
 				shown = strconv.Quote(redactURL(v))
@@ -195,11 +229,19 @@ func parseServeConfig(e *env, args []string, lookupEnv func(string) (string, boo
 }
 
 func parseListen(c *serveConfig, v string) error {
+	if err := checkListen(v); err != nil {
+		return err
+	}
+	c.listen = v
+	return nil
+}
+
+// checkListen accepts HOST:PORT.
+func checkListen(v string) error {
 	host, port, err := net.SplitHostPort(v)
 	if _, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || strings.ContainsAny(host, " /") {
 		return errors.New("use HOST:PORT, e.g. 127.0.0.1:8071, :8071 (every interface) or 127.0.0.1:0 (a free port)")
 	}
-	c.listen = v
 	return nil
 }
 
@@ -214,13 +256,88 @@ func redactURL(v string) string {
 	return v
 }
 
+// minTokenLen is the least length of --token and --metrics-token: 32 characters of hex carry
+// 128 bits, more than anyone can guess through the API.
+const minTokenLen = 32
+
 func parseToken(c *serveConfig, v string) error {
+	if err := checkToken(v); err != nil {
+		return err
+	}
+	c.token = v
+	return nil
+}
+
+// checkToken accepts a bearer token of at least minTokenLen printable ASCII characters.
+func checkToken(v string) error {
 	for _, r := range v {
 		if r > unicode.MaxASCII || !unicode.IsPrint(r) || unicode.IsSpace(r) {
 			return errors.New("use printable ASCII without spaces (it travels in an Authorization header)")
 		}
 	}
-	c.token = v
+	if len(v) < minTokenLen {
+		return fmt.Errorf("is %d characters, use at least %d; make one with: openssl rand -hex 32 (and pass it through the environment: flags show in ps)", len(v), minTokenLen)
+	}
+	return nil
+}
+
+func parseMetricsToken(c *serveConfig, v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := checkToken(v); err != nil {
+		return err
+	}
+	c.metricsToken = v
+	return nil
+}
+
+func parseMetricsListen(c *serveConfig, v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := checkListen(v); err != nil {
+		return err
+	}
+	c.metricsListen = v
+	return nil
+}
+
+// maxQuota bounds the numbers of the quota flags.
+const maxQuota = 1_000_000_000
+
+func parseMaxEndpoints(c *serveConfig, v string) error {
+	if strings.EqualFold(strings.TrimSpace(v), "none") {
+		c.maxEndpoints = -1
+		return nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > maxQuota {
+		return fmt.Errorf("use a whole number from 1 to %d, or none for no limit", maxQuota)
+	}
+	c.maxEndpoints = n
+	return nil
+}
+
+func parseMessageRate(c *serveConfig, v string) error {
+	if strings.EqualFold(strings.TrimSpace(v), "none") {
+		c.messageRate = 0
+		return nil
+	}
+	r, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || !(r > 0) || r > maxQuota {
+		return fmt.Errorf("use messages per second above 0 and up to %d (e.g. 1000 or 0.5), or none for no limit", maxQuota)
+	}
+	c.messageRate = r
+	return nil
+}
+
+func parseMessageBurst(c *serveConfig, v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > maxQuota {
+		return fmt.Errorf("use a whole number from 1 to %d", maxQuota)
+	}
+	c.messageBurst = n
 	return nil
 }
 

@@ -340,6 +340,7 @@ func TestServeConfig(t *testing.T) {
 		retrySchedule: hookd.DefaultRetrySchedule,
 		workers:       map[hookd.Lane]int{hookd.LaneFirst: n, hookd.LaneRetry: n / 2, hookd.LaneManual: n / 10},
 		sweepAfter:    time.Minute,
+		maxEndpoints:  hookd.DefaultMaxEndpointsPerApp, messageRate: hookd.DefaultMessageRatePerApp,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -347,25 +348,25 @@ func TestServeConfig(t *testing.T) {
 
 	env := map[string]string{
 		"HOOKD_LISTEN": "0.0.0.0:9000", "HOOKD_DB": "sqlite:///var/lib/hookd/h.db", "DATABASE_URL": "postgres://x",
-		"HOOKD_TOKEN": "from-env", "HOOKD_ALLOW_SUBNETS": "10.0.0.0/8, 192.168.1.7/16", "HOOKD_RETRY_SCHEDULE": "none",
+		"HOOKD_TOKEN": "from-env-0123456789abcdef0123456789", "HOOKD_ALLOW_SUBNETS": "10.0.0.0/8, 192.168.1.7/16", "HOOKD_RETRY_SCHEDULE": "none",
 		"HOOKD_TIMEOUT": "3s", "HOOKD_WORKERS": "1", "HOOKD_MAX_PAYLOAD": "512KiB", "HOOKD_LOG_FORMAT": "json",
 		"HOOKD_LOG_LEVEL": "warn", "HOOKD_SWEEP_AFTER": "2s",
 	}
 	c = parse(t, env)
 	want = &serveConfig{
-		listen: "0.0.0.0:9000", db: dbTarget{sqlitePath: "/var/lib/hookd/h.db"}, role: "all", token: "from-env",
+		listen: "0.0.0.0:9000", db: dbTarget{sqlitePath: "/var/lib/hookd/h.db"}, role: "all", token: "from-env-0123456789abcdef0123456789",
 		allowSubnets:  []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.0.0/16")},
 		retrySchedule: []time.Duration{}, timeout: 3 * time.Second, maxPayload: 512 << 10, logJSON: true, logLevel: slog.LevelWarn,
 		workers:    map[hookd.Lane]int{hookd.LaneFirst: 1, hookd.LaneRetry: 1, hookd.LaneManual: 1},
-		sweepAfter: 2 * time.Second,
+		sweepAfter: 2 * time.Second, maxEndpoints: hookd.DefaultMaxEndpointsPerApp, messageRate: hookd.DefaultMessageRatePerApp,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("from the environment:\n got %+v\nwant %+v", c, want)
 	}
 
-	c = parse(t, env, "--listen", "127.0.0.1:0", "--db", "other.db", "--token", "from-flag", "--workers", "40",
+	c = parse(t, env, "--listen", "127.0.0.1:0", "--db", "other.db", "--token", "from-flag-0123456789abcdef0123456789", "--workers", "40",
 		"--retry-schedule", "1s, 2m", "--max-payload", "2MB", "--log-level", "debug", "--allow-subnets", "", "--sweep-after", "90s")
-	if c.listen != "127.0.0.1:0" || c.db.sqlitePath != "other.db" || c.token != "from-flag" || c.allowSubnets != nil ||
+	if c.listen != "127.0.0.1:0" || c.db.sqlitePath != "other.db" || c.token != "from-flag-0123456789abcdef0123456789" || c.allowSubnets != nil ||
 		fmt.Sprint(c.workers) != fmt.Sprint(map[hookd.Lane]int{hookd.LaneFirst: 40, hookd.LaneRetry: 20, hookd.LaneManual: 4}) ||
 		fmt.Sprint(c.retrySchedule) != "[1s 2m0s]" || c.maxPayload != 2000000 || c.logLevel != slog.LevelDebug || c.timeout != 3*time.Second ||
 		c.sweepAfter != 90*time.Second {
