@@ -41,6 +41,9 @@
 //   - A token or a stored response with ExpiresAt at or before now is expired; an admin token's
 //     AppID "" comes back ""; a nil response body comes back nil.
 //   - A token of a missing application is hookd.ErrNotFound; a repeated DeleteToken too.
+//   - A session is found by its own hash only; InsertSession purges the sessions expired at its
+//     CreatedAt; a session of a missing application is hookd.ErrNotFound; a repeated DeleteSession
+//     too; DeleteApplication deletes its portal sessions.
 //   - ExpungeAttemptResponse of an already expunged attempt succeeds.
 //   - EndpointStats of an endpoint without attempts is all zeros, not an error; since is
 //     inclusive, until exclusive.
@@ -79,6 +82,7 @@ func Run(t *testing.T, newStore func(t *testing.T) hookd.Store) {
 		{"MessageRetentionAndTags", retentionTests},
 		{"Transactions", transactionTests},
 		{"Tokens", tokenTests},
+		{"Sessions", sessionTests},
 		{"IdempotentResponses", idempotencyTests},
 		{"EndpointStats", endpointStatsTests},
 		{"ExpungeAttemptResponse", expungeAttemptResponseTests},
