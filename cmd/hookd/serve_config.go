@@ -16,7 +16,9 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/delivery"
+	"github.com/hookd/hookd/server"
 	"github.com/hookd/hookd/signature"
+	"github.com/hookd/hookd/ui"
 )
 
 const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH|postgres://...] [--queue redis://...]
@@ -25,6 +27,7 @@ const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH|postgres://...] [--q
              [--retry-schedule WAITS] [--timeout D] [--workers N] [--max-payload SIZE]
              [--main-key KEY] [--signature-headers both|webhook|svix]
              [--log-format text|json] [--log-level LEVEL]
+             [--public-url URL] [--portal-frame-ancestors ORIGINS]
 
 Runs hookd: the workers that deliver webhooks and the HTTP API (Svix-compatible, under
 /api/v1, bearer token), with /metrics (Prometheus text format, no token) and
@@ -36,6 +39,13 @@ start-up with exit code 2.
 
 Without --token, the first start generates an admin token and prints it once on
 stderr; only its hash is stored, and later starts keep it. --token replaces it.
+
+--public-url is the address users reach hookd at (e.g. behind a TLS proxy): portal
+links are built on it, forms must come from it, and with https the cookies are
+Secure. Without it, portal links are on the address the request came in on (the
+listener's, never the Host header) and forms must come from the request's own
+origin. --portal-frame-ancestors names the sites that may show the portal in an
+iframe; it needs an https --public-url for the portal's cookie to work there.
 
 --workers N sets the attempts in flight: N for first attempts, N/2 for retries,
 N/10 for manual attempts (at least 1 each). Unset, N is sized to the machine: 50 per
@@ -75,6 +85,9 @@ type serveConfig struct {
 	opsSecret      string
 	mainKey        string // encrypts endpoint secrets at rest; empty: none
 	sigHeaders     hookd.SignatureHeaders
+
+	publicURL      string   // the pages' and portal links' address; empty: as the request came in
+	frameAncestors []string // origins that may frame the portal; nil: none
 }
 
 // setting is one flag of serve, the environment variables it may come from, and its parser.
@@ -139,6 +152,12 @@ func serveSettings() []*setting {
 		{name: "signature-headers", envs: []string{"HOOKD_SIGNATURE_HEADERS"}, def: "both",
 			usage: "the names the Standard Webhooks signature is sent under (`SET`): both (webhook-* and svix-*, for every receiver library), webhook (webhook-id, webhook-timestamp, webhook-signature) or svix (svix-id, svix-timestamp, svix-signature, as Svix's server sends)",
 			parse: parseSignatureHeaders},
+		{name: "public-url", envs: []string{"HOOKD_PUBLIC_URL"},
+			usage: "the `URL` users reach hookd at, scheme and host (e.g. https://hooks.example.com behind a TLS proxy): portal links are built on it, and with https the cookies are Secure (default: the address a request came in on)",
+			parse: parsePublicURL},
+		{name: "portal-frame-ancestors", envs: []string{"HOOKD_PORTAL_FRAME_ANCESTORS"}, def: "'none'",
+			usage: "the `ORIGINS` (e.g. https://app.example.com, separated by spaces or commas) that may show the customer portal in an iframe, or 'none'",
+			parse: parseFrameAncestors},
 		{name: "log-format", envs: []string{"HOOKD_LOG_FORMAT"}, def: "text",
 			usage: "log lines on stderr as `FORMAT`: text or json",
 			parse: parseLogFormat},
@@ -377,5 +396,26 @@ func parseSignatureHeaders(c *serveConfig, v string) error {
 		return errors.New("use both, webhook or svix")
 	}
 	c.sigHeaders = h
+	return nil
+}
+
+func parsePublicURL(c *serveConfig, v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := server.ParsePublicURL(v)
+	if err != nil {
+		return err
+	}
+	c.publicURL = u.String()
+	return nil
+}
+
+func parseFrameAncestors(c *serveConfig, v string) error {
+	origins, err := ui.ParseFrameAncestors(v)
+	if err != nil {
+		return err
+	}
+	c.frameAncestors = origins
 	return nil
 }
