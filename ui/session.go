@@ -169,6 +169,10 @@ func (h *Handler) portalSwitch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := r.PostFormValue("token")
+	if pr, err := h.auth.Authenticate(r.Context(), token); err != nil || pr.AppID == "" {
+		h.fail(w, r, http.StatusUnauthorized, "This portal link has expired or is not valid. Ask for a new one.")
+		return // the session the browser has stays
+	}
 	if _, id, err := h.session(r, portal); err == nil {
 		if err := h.auth.EndSession(r.Context(), id, false); err != nil {
 			h.unavailableOr(w, r, err)

@@ -234,6 +234,12 @@ func TestPortalLinkAsksBeforeSwitching(t *testing.T) {
 	if code, _, _ := get(t, c, s.srv.URL+"/portal/app/"+s.acme.ID); code != http.StatusOK {
 		t.Errorf("my portal after a refused switch: %d; want 200", code)
 	}
+	if code, _, _ := post(t, c, s.srv.URL+"/portal", s.srv.URL, url.Values{"token": {"hookd_app_nope"}}); code != http.StatusUnauthorized {
+		t.Errorf("a switch to a bad token: %d; want 401", code)
+	}
+	if code, _, _ := get(t, c, s.srv.URL+"/portal/app/"+s.acme.ID); code != http.StatusOK {
+		t.Errorf("my portal after a switch to a bad token: %d; want 200 (the session stays)", code)
+	}
 	if code, loc, _ := post(t, c, s.srv.URL+"/portal", s.srv.URL, url.Values{"token": {theirs}}); code != http.StatusSeeOther || loc != "/portal/app/"+s.globex.ID {
 		t.Fatalf("the switch: %d → %q", code, loc)
 	}

@@ -5,8 +5,9 @@
 // the stylesheet is embedded. Nothing is loaded from elsewhere.
 //
 // Sign-in checks the token and opens a session (server.DefaultSessionTTL by default); only the
-// session's random id goes in an HttpOnly, SameSite=Strict cookie scoped to the pages' path, and
-// signing out ends the session (and, at the portal, revokes the link's token). Every form, sign-in
+// session's random id goes in an HttpOnly, SameSite=Strict cookie scoped to the pages' path (the
+// portal's, when it may be framed over HTTPS, SameSite=None and Partitioned), and signing out ends
+// the session (and, at the portal, revokes the link's token). Every form, sign-in
 // and sign-outs included, is a POST that must come from the pages' own origin (scheme and host, by
 // the Origin or Referer header), so another site cannot drive the buttons. The dashboard is never
 // framed; the portal only by the sites Config.PortalFrameAncestors names.
