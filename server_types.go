@@ -28,3 +28,14 @@ type EndpointStats struct {
 	Success int // attempts that succeeded
 	Fail    int // attempts that failed
 }
+
+// Session is a browser's sign-in to the dashboard or the portal, stored by the hash of its id
+// only (the id lives in the browser's cookie). It lasts until ExpiresAt, until it is ended, or
+// until the token it was opened with stops working, whichever comes first.
+type Session struct {
+	Hash      string // hex SHA-256 of the session id
+	TokenHash string // hex SHA-256 of the token signed in with
+	AppID     string // empty: a dashboard session; else a portal session of this application
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}

@@ -180,6 +180,8 @@ type Reader interface {
 	EndpointStats(ctx context.Context, endpointID string, since, until time.Time) (*EndpointStats, error)
 	// GetToken finds a server token by hash; an expired one is ErrNotFound.
 	GetToken(ctx context.Context, hash string, now time.Time) (*Token, error)
+	// GetSession finds a browser session by hash; an expired one is ErrNotFound.
+	GetSession(ctx context.Context, hash string, now time.Time) (*Session, error)
 	// GetIdempotentResponse finds a stored response by key; an expired one is ErrNotFound.
 	GetIdempotentResponse(ctx context.Context, key string, now time.Time) (*IdempotentResponse, error)
 	// PendingSummary returns, for each endpoint with pending deliveries (deleted endpoints
@@ -246,6 +248,11 @@ type Writer interface {
 	InsertToken(ctx context.Context, t *Token) error
 	// DeleteToken removes a server token; a missing one is ErrNotFound.
 	DeleteToken(ctx context.Context, hash string) error
+	// InsertSession stores a browser session (ErrConflict when the hash exists) and deletes the
+	// sessions expired at or before s.CreatedAt.
+	InsertSession(ctx context.Context, s *Session) error
+	// DeleteSession removes a browser session; a missing one is ErrNotFound.
+	DeleteSession(ctx context.Context, hash string) error
 	// PutIdempotentResponse stores a response; an unexpired one under the same key is ErrConflict
 	// (an expired one is replaced). It also deletes responses expired before r.CreatedAt.
 	PutIdempotentResponse(ctx context.Context, r *IdempotentResponse) error

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hookd/hookd"
@@ -158,7 +157,8 @@ func (s *Server) dashboardAccess(w http.ResponseWriter, r *http.Request, rc *req
 	return nil
 }
 
-// issueAccess mints a token for appID and the portal URL that carries it, on the request's host.
+// issueAccess mints a token for appID and the portal URL that carries it, on the public URL
+// (Config.PublicURL, else the listener's address).
 func (s *Server) issueAccess(r *http.Request, appID string, ttl time.Duration) (*accessOut, error) {
 	issuer, ok := s.cfg.Auth.(TokenIssuer)
 	if !ok {
@@ -168,12 +168,12 @@ func (s *Server) issueAccess(r *http.Request, appID string, ttl time.Duration) (
 	if err != nil {
 		return nil, err
 	}
-	scheme := "http"
-	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
-		scheme = "https"
+	u := s.publicURL
+	if u == nil {
+		u = requestBase(r)
 	}
-	u := url.URL{Scheme: scheme, Host: r.Host, Path: "/portal", RawQuery: url.Values{"token": {token}}.Encode()}
-	return &accessOut{URL: u.String(), Token: token}, nil
+	link := url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/portal", RawQuery: url.Values{"token": {token}}.Encode()}
+	return &accessOut{URL: link.String(), Token: token}, nil
 }
 
 // logout revokes the calling app-portal token (204). As in Svix, only app-portal tokens log out:

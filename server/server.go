@@ -19,8 +19,10 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -36,6 +38,10 @@ type Config struct {
 	MaxBody int64
 	// Logger receives one line per request at Debug and errors at Error. Default: discard.
 	Logger *slog.Logger
+	// PublicURL is the address users reach the server at (ParsePublicURL), e.g. behind a TLS
+	// proxy; the portal links of app-portal-access are built on it. Default: the address of the
+	// listener the request came in on, never the request's Host header.
+	PublicURL string
 }
 
 // Server is the HTTP API.
@@ -44,6 +50,8 @@ type Server struct {
 	cfg    Config
 	mux    *http.ServeMux
 	idem   keyLocks // one lock per Idempotency-Key in flight
+	// publicURL is Config.PublicURL parsed; nil without one.
+	publicURL *url.URL
 	// patterns are the routes registered, "METHOD /path/{param}", in order (for the tests).
 	patterns []string
 }
@@ -55,6 +63,13 @@ func New(client *hookd.Client, cfg *Config) (*Server, error) {
 		return nil, errMissingAuth
 	}
 	s := &Server{client: client, cfg: c, mux: http.NewServeMux()}
+	if c.PublicURL != "" {
+		u, err := ParsePublicURL(c.PublicURL)
+		if err != nil {
+			return nil, fmt.Errorf("server: PublicURL %q: %w", c.PublicURL, err)
+		}
+		s.publicURL = u
+	}
 	s.routes()
 	return s, nil
 }

@@ -41,6 +41,9 @@
 //   - A token or a stored response with ExpiresAt at or before now is expired; an admin token's
 //     AppID "" comes back ""; a nil response body comes back nil.
 //   - A token of a missing application is hookd.ErrNotFound; a repeated DeleteToken too.
+//   - A session is found by its own hash only; InsertSession purges the sessions expired at its
+//     CreatedAt; a session of a missing application is hookd.ErrNotFound; a repeated DeleteSession
+//     too; DeleteApplication deletes its portal sessions.
 //   - ExpungeAttemptResponse of an already expunged attempt succeeds.
 //   - LockEndpointCount counts disabled endpoints too; of a missing application it is
 //     hookd.ErrNotFound; a second transaction's call in the same application returns only once the
@@ -82,6 +85,7 @@ func Run(t *testing.T, newStore func(t *testing.T) hookd.Store) {
 		{"MessageRetentionAndTags", retentionTests},
 		{"Transactions", transactionTests},
 		{"Tokens", tokenTests},
+		{"Sessions", sessionTests},
 		{"IdempotentResponses", idempotencyTests},
 		{"EndpointStats", endpointStatsTests},
 		{"ExpungeAttemptResponse", expungeAttemptResponseTests},

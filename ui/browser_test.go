@@ -200,7 +200,8 @@ type chromeTab struct {
 	base string
 }
 
-func newChromeTab(t *testing.T, base string) *chromeTab {
+// newChromeTab starts a headless Chromium with the flags this machine needs, and extra.
+func newChromeTab(t *testing.T, base string, extra ...chromedp.ExecAllocatorOption) *chromeTab {
 	t.Helper()
 	var out chromeOutput
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -211,6 +212,7 @@ func newChromeTab(t *testing.T, base string) *chromeTab {
 		chromedp.WindowSize(1280, 900),
 		chromedp.CombinedOutput(&out),
 	)
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancelAlloc) // kills the browser if closing it below failed
 	ctx, cancel := chromedp.NewContext(actx)

@@ -4,9 +4,13 @@
 // application. Pages are server-rendered html/template with no script; the charts are inline SVG;
 // the stylesheet is embedded. Nothing is loaded from elsewhere.
 //
-// Sign-in puts the token in an HttpOnly, SameSite=Strict cookie scoped to the pages' path; every
-// form is a POST that must come from the same origin (the Origin or Referer header), so another
-// site cannot drive the buttons.
+// Sign-in checks the token and opens a session (server.DefaultSessionTTL by default); only the
+// session's random id goes in an HttpOnly, SameSite=Strict cookie scoped to the pages' path (the
+// portal's, when it may be framed over HTTPS, SameSite=None and Partitioned), and signing out ends
+// the session (and, at the portal, revokes the link's token). Every form, sign-in
+// and sign-outs included, is a POST that must come from the pages' own origin (scheme and host, by
+// the Origin or Referer header), so another site cannot drive the buttons. The dashboard is never
+// framed; the portal only by the sites Config.PortalFrameAncestors names.
 package ui
 
 import (
@@ -37,20 +41,37 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock of the charts and the health figures. Default: time.Now.
 	Now func() time.Time
+	// PublicURL is the address users reach the pages at (server.ParsePublicURL), e.g. behind a
+	// TLS proxy. Forms must come from its origin, and with https the cookies are Secure. Default:
+	// the request's own origin (https over TLS, its Host).
+	PublicURL string
+	// PortalFrameAncestors are the origins allowed to show the portal in an iframe
+	// (ParseFrameAncestors), e.g. "https://app.example.com": they go in the portal's CSP
+	// frame-ancestors, and over HTTPS the portal's cookie works in their frames. Default: none,
+	// with X-Frame-Options: DENY.
+	PortalFrameAncestors []string
+	// SessionTTL is how long a sign-in lasts. Default: server.DefaultSessionTTL.
+	SessionTTL time.Duration
 }
 
 // Handler serves /ui/... and /portal/... (mount it at both, or at "/").
 type Handler struct {
 	client *hookd.Client
-	auth   server.Authenticator
+	auth   Authenticator
 	log    *slog.Logger
 	now    func() time.Time
 	tmpl   *template.Template
 	mux    *http.ServeMux
+
+	public         *url.URL // Config.PublicURL parsed; nil without one
+	frameAncestors []string
+	portalFraming  string // the portal's CSP frame-ancestors sources
+	sessionTTL     time.Duration
 }
 
-// New returns the pages over client; auth checks the tokens (server.TokenAuth).
-func New(client *hookd.Client, auth server.Authenticator, cfg *Config) (*Handler, error) {
+// New returns the pages over client; auth checks the tokens and keeps the sessions
+// (server.TokenAuth).
+func New(client *hookd.Client, auth Authenticator, cfg *Config) (*Handler, error) {
 	if client == nil || auth == nil {
 		return nil, errors.New("ui: New needs a client and an authenticator")
 	}
@@ -64,23 +85,46 @@ func New(client *hookd.Client, auth server.Authenticator, cfg *Config) (*Handler
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.SessionTTL <= 0 {
+		c.SessionTTL = server.DefaultSessionTTL
+	}
+	var public *url.URL
+	if c.PublicURL != "" {
+		u, err := server.ParsePublicURL(c.PublicURL)
+		if err != nil {
+			return nil, fmt.Errorf("ui: PublicURL %q: %w", c.PublicURL, err)
+		}
+		public = u
+	}
+	ancestors, err := ParseFrameAncestors(strings.Join(c.PortalFrameAncestors, " "))
+	if err != nil {
+		return nil, fmt.Errorf("ui: PortalFrameAncestors: %w", err)
+	}
+	framing := "'none'"
+	if len(ancestors) > 0 {
+		framing = strings.Join(ancestors, " ")
+	}
 	t, err := template.New("").Funcs(funcs).ParseFS(files, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("ui: templates: %w", err)
 	}
-	h := &Handler{client: client, auth: auth, log: c.Logger, now: c.Now, tmpl: t, mux: http.NewServeMux()}
+	h := &Handler{client: client, auth: auth, log: c.Logger, now: c.Now, tmpl: t, mux: http.NewServeMux(),
+		public: public, frameAncestors: ancestors, portalFraming: framing, sessionTTL: c.SessionTTL}
 	h.routes()
 	return h, nil
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// The portal may be framed by the operator's own site (an iframe for its customers); the
-	// dashboard never is.
+	// The portal may be framed by the sites the operator names (an iframe for its customers); the
+	// dashboard never is. X-Frame-Options is for browsers without CSP's frame-ancestors.
 	frame := "'none'"
 	if r.URL.Path == portal.base || strings.HasPrefix(r.URL.Path, portal.base+"/") {
-		frame = "*"
+		frame = h.portalFraming
 	}
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors "+frame)
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors "+frame)
+	if frame == "'none'" {
+		w.Header().Set("X-Frame-Options", "DENY")
+	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "same-origin")
 	h.mux.ServeHTTP(w, r)
@@ -116,6 +160,7 @@ func (h *Handler) routes() {
 	h.mux.HandleFunc("GET /ui/login", h.loginForm)
 	h.mux.HandleFunc("POST /ui/login", h.login)
 	h.mux.HandleFunc("GET /portal", h.portalEnter)
+	h.mux.HandleFunc("POST /portal", h.portalSwitch)
 	for _, s := range []site{dashboard, portal} {
 		h.mux.HandleFunc("POST "+s.base+"/logout", h.logout(s))
 		h.handle(s, "GET "+s.base+"/{$}", h.home)
@@ -138,10 +183,10 @@ func (h *Handler) routes() {
 func (h *Handler) handle(s site, pattern string, p page) {
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		q := &req{site: s, w: w, r: r, ctx: r.Context()}
-		c, err := r.Cookie(s.cookie)
-		var pr server.Principal
-		if err == nil {
-			pr, err = h.auth.Authenticate(r.Context(), c.Value)
+		pr, _, err := h.session(r, s)
+		if errors.Is(err, hookd.ErrUnavailable) {
+			h.pageError(q, err)
+			return
 		}
 		if err != nil || (!s.portal && pr.AppID != "") || (s.portal && pr.AppID == "") {
 			if s.portal {
@@ -151,7 +196,7 @@ func (h *Handler) handle(s site, pattern string, p page) {
 			next := r.URL.Path
 			if r.Method != http.MethodGet { // a form: come back to the page it was on
 				next = "/ui/"
-				if ref, err := url.Parse(r.Header.Get("Referer")); err == nil && ref.Host == r.Host {
+				if ref, err := url.Parse(r.Header.Get("Referer")); err == nil && h.sameOrigin(r) {
 					next = ref.Path
 				}
 			}
@@ -159,7 +204,7 @@ func (h *Handler) handle(s site, pattern string, p page) {
 			return
 		}
 		q.appID = pr.AppID
-		if r.Method == http.MethodPost && !sameOrigin(r) {
+		if r.Method == http.MethodPost && !h.sameOrigin(r) {
 			h.fail(w, r, http.StatusForbidden, "This form came from another site.")
 			return
 		}
@@ -173,33 +218,25 @@ func (h *Handler) handle(s site, pattern string, p page) {
 	})
 }
 
-// sameOrigin reports whether a POST came from a page of this host.
-func sameOrigin(r *http.Request) bool {
-	src := r.Header.Get("Origin")
-	if src == "" || src == "null" {
-		src = r.Header.Get("Referer")
-	}
-	u, err := url.Parse(src)
-	return err == nil && u.Host == r.Host
-}
-
 func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "login", map[string]any{"Next": safeNext(r.URL.Query().Get("next")), "Error": ""})
 }
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
+	if !h.sameOrigin(r) {
 		h.fail(w, r, http.StatusForbidden, "This form came from another site.")
 		return
 	}
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	next := safeNext(r.PostFormValue("next"))
-	pr, err := h.auth.Authenticate(r.Context(), token)
-	if err != nil || pr.AppID != "" {
+	if _, err := h.startSession(w, r, dashboard, token); err != nil {
+		if errors.Is(err, hookd.ErrUnavailable) {
+			h.unavailableOr(w, r, err)
+			return
+		}
 		h.render(w, r, http.StatusUnauthorized, "login", map[string]any{"Next": next, "Error": "That is not the admin token."})
 		return
 	}
-	setCookie(w, r, dashboard, token)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
@@ -211,40 +248,64 @@ func safeNext(next string) string {
 	return next
 }
 
-// portalEnter takes the token of a portal link, keeps it in the portal's cookie, and sends the
-// browser on to its application without the token in the address.
+// portalEnter opens a portal link: its token opens a session (enterPortal). A browser already
+// signed in to the portal of another application is asked first (a page with a form that
+// switches), so that a link from elsewhere does not quietly replace the session it has; a link
+// of the same application replaces it. Without a token, the session's application opens.
 func (h *Handler) portalEnter(w http.ResponseWriter, r *http.Request) {
 	token := r.URL.Query().Get("token")
+	cur, id, curErr := h.session(r, portal)
 	if token == "" {
-		if c, err := r.Cookie(portal.cookie); err == nil {
-			token = c.Value
+		if curErr != nil || cur.AppID == "" {
+			h.fail(w, r, http.StatusUnauthorized, "This portal link has expired or is not valid. Ask for a new one.")
+			return
 		}
-	}
-	pr, err := h.auth.Authenticate(r.Context(), token)
-	if err != nil || pr.AppID == "" {
-		h.fail(w, r, http.StatusUnauthorized, "This portal link has expired or is not valid. Ask for a new one.")
+		http.Redirect(w, r, "/portal/app/"+url.PathEscape(cur.AppID), http.StatusSeeOther)
 		return
 	}
-	setCookie(w, r, portal, token)
-	http.Redirect(w, r, "/portal/app/"+url.PathEscape(pr.AppID), http.StatusSeeOther)
-}
-
-// setCookie keeps a site's token in its cookie. The dashboard's is SameSite=Strict. The portal's,
-// over HTTPS, is SameSite=None and partitioned, so that the portal works in an iframe on the
-// operator's site (browsers send no other cookie there); the forms' same-origin check stands in
-// for SameSite. Over plain HTTP it is Strict too, and an iframe on another site cannot sign in.
-func setCookie(w http.ResponseWriter, r *http.Request, s site, token string) {
-	c := &http.Cookie{Name: s.cookie, Value: token, Path: s.base, HttpOnly: true,
-		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: int((12 * time.Hour).Seconds())}
-	if s.portal && r.TLS != nil {
-		c.SameSite, c.Partitioned = http.SameSiteNoneMode, true
+	if curErr == nil && cur.AppID != "" {
+		next, err := h.auth.Authenticate(r.Context(), token)
+		if err != nil || next.AppID == "" {
+			h.fail(w, r, http.StatusUnauthorized, "This portal link has expired or is not valid. Ask for a new one.")
+			return
+		}
+		if next.AppID != cur.AppID {
+			h.askSwitch(w, r, cur.AppID, token)
+			return
+		}
+		if err := h.auth.EndSession(r.Context(), id, false); err != nil {
+			h.unavailableOr(w, r, err)
+			return
+		}
 	}
-	http.SetCookie(w, c)
+	h.enterPortal(w, r, token)
 }
 
+// askSwitch shows the page that asks whether to leave the portal of appID for the link's.
+func (h *Handler) askSwitch(w http.ResponseWriter, r *http.Request, appID, token string) {
+	name := appID
+	if app, err := h.client.GetApplication(r.Context(), appID); err == nil {
+		name = app.Name
+	}
+	h.render(w, r, http.StatusOK, "switch", map[string]any{"Base": portal.base, "Portal": true, "Current": name,
+		"CurrentID": appID, "Token": token, "Title": "Open another portal?"})
+}
+
+// logout ends the browser's session of site s (same-origin POST only); at the portal it revokes
+// the link's token too, so that the link and every session opened with it stop working.
 func (h *Handler) logout(s site) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: "", Path: s.base, HttpOnly: true, MaxAge: -1, SameSite: http.SameSiteStrictMode})
+		if !h.sameOrigin(r) {
+			h.fail(w, r, http.StatusForbidden, "This form came from another site.")
+			return
+		}
+		if c, err := r.Cookie(s.cookie); err == nil {
+			if err := h.auth.EndSession(r.Context(), c.Value, s.portal); err != nil {
+				h.unavailableOr(w, r, err)
+				return
+			}
+		}
+		h.setCookie(w, r, s, "", -1)
 		if s.portal {
 			h.fail(w, r, http.StatusOK, "Signed out.")
 			return

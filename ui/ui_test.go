@@ -43,6 +43,22 @@ func newSite(t *testing.T, start bool) *site {
 // and the two applications are the store's own.
 func newSiteOver(t *testing.T, start bool, wrap func(hookd.Store) hookd.Store) *site {
 	t.Helper()
+	return newSiteWith(t, siteConfig{start: start, wrap: wrap})
+}
+
+// siteConfig is how newSiteWith builds a site.
+type siteConfig struct {
+	start bool
+	wrap  func(hookd.Store) hookd.Store
+	// publicURL and frameAncestors go to the API's and the pages' configuration.
+	publicURL      string
+	frameAncestors []string
+	tls            bool // serve over HTTPS (a self-signed certificate)
+}
+
+func newSiteWith(t *testing.T, sc siteConfig) *site {
+	t.Helper()
+	start, wrap := sc.start, sc.wrap
 	ctx := context.Background()
 	log := logcheck.New(t) // first, so that it is checked once everything stopped
 	log.Secret(adminToken)
@@ -77,11 +93,11 @@ func newSiteOver(t *testing.T, start bool, wrap func(hookd.Store) hookd.Store) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := server.New(c, &server.Config{Auth: auth, Logger: log.Logger()})
+	api, err := server.New(c, &server.Config{Auth: auth, Logger: log.Logger(), PublicURL: sc.publicURL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages, err := ui.New(c, auth, &ui.Config{Logger: log.Logger()})
+	pages, err := ui.New(c, auth, &ui.Config{Logger: log.Logger(), PublicURL: sc.publicURL, PortalFrameAncestors: sc.frameAncestors})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +107,12 @@ func newSiteOver(t *testing.T, start bool, wrap func(hookd.Store) hookd.Store) *
 		mux.Handle(p, pages)
 	}
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusSeeOther))
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	if sc.tls {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	s := &site{srv: srv, client: c, auth: auth}
 	if s.acme, err = c.CreateApplication(ctx, &hookd.ApplicationIn{Name: "Acme", UID: "acme"}); err != nil {
@@ -196,17 +217,13 @@ func TestDashboardSignIn(t *testing.T) {
 	if loc := resp.Header.Get("Location"); loc != "/ui/login?next="+url.QueryEscape("/ui/app/"+s.acme.ID) {
 		t.Errorf("a form signed out goes to %q", loc)
 	}
-	// The dashboard is never framed; the portal may be.
-	if resp, err := http.Get(s.srv.URL + "/ui/login"); err == nil {
-		resp.Body.Close()
-		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
-			t.Errorf("dashboard CSP %q", csp)
-		}
-	}
-	if resp, err := http.Get(s.srv.URL + "/portal?token=x"); err == nil {
-		resp.Body.Close()
-		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors *") {
-			t.Errorf("portal CSP %q", csp)
+	// Neither the dashboard nor, by default, the portal is framed (TestFrameHeaders).
+	for _, p := range []string{"/ui/login", "/portal?token=x"} {
+		if resp, err := http.Get(s.srv.URL + p); err == nil {
+			resp.Body.Close()
+			if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || resp.Header.Get("X-Frame-Options") != "DENY" {
+				t.Errorf("%s: CSP %q, X-Frame-Options %q", p, csp, resp.Header.Get("X-Frame-Options"))
+			}
 		}
 	}
 }

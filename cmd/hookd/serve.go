@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/hookd/hookd"
@@ -126,12 +127,14 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 			Auth:    auth,
 			Logger:  logger,
 			MaxBody: int64(cfg.maxPayload) + maxBodyOverhead,
+
+			PublicURL: cfg.publicURL,
 		})
 		if err != nil {
 			return fail("", "serve: %v", err)
 		}
 		mux.Handle("/", api)
-		pages, err := ui.New(client, auth, &ui.Config{Logger: logger})
+		pages, err := ui.New(client, auth, &ui.Config{Logger: logger, PublicURL: cfg.publicURL, PortalFrameAncestors: cfg.frameAncestors})
 		if err != nil {
 			return fail("", "serve: %v", err)
 		}
@@ -171,6 +174,9 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	}
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(e.stderr, "listening on %s\n", url)
+	if len(cfg.frameAncestors) > 0 && !strings.HasPrefix(cfg.publicURL, "https://") {
+		logger.Warn("the portal may be framed, but its cookie works in a frame only over HTTPS: set an https --public-url")
+	}
 	logger.Info("hookd serving", "url", url, "db", cfg.db.String(), "role", cfg.role, "redis_queue", cfg.queueURL != "",
 		"workers", cfg.workers[hookd.LaneFirst], "timeout", cfg.timeout, "allow_subnets", len(cfg.allowSubnets),
 		"max_endpoints_per_app", cfg.maxEndpoints, "max_messages_per_second_per_app", cfg.messageRate,

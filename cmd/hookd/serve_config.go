@@ -16,7 +16,9 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/delivery"
+	"github.com/hookd/hookd/server"
 	"github.com/hookd/hookd/signature"
+	"github.com/hookd/hookd/ui"
 )
 
 const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH|postgres://...] [--queue redis://...]
@@ -27,6 +29,7 @@ const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH|postgres://...] [--q
              [--max-endpoints-per-app N] [--max-messages-per-second-per-app RATE]
              [--message-burst-per-app N] [--metrics-listen ADDR] [--metrics-token TOKEN]
              [--log-format text|json] [--log-level LEVEL]
+             [--public-url URL] [--portal-frame-ancestors ORIGINS]
 
 Runs hookd: the workers that deliver webhooks and the HTTP API (Svix-compatible, under
 /api/v1, bearer token), with /metrics (Prometheus text format) and /api/v1/health (no
@@ -50,6 +53,13 @@ a create past it is a 422) and create at most --max-messages-per-second-per-app
 messages (default 1000 per second, after a burst of --message-burst-per-app; a send
 past it is a 429 with Retry-After). The message rate is counted in each process: N
 API processes behind one address allow N times it.
+
+--public-url is the address users reach hookd at (e.g. behind a TLS proxy): portal
+links are built on it, forms must come from it, and with https the cookies are
+Secure. Without it, portal links are on the address the request came in on (the
+listener's, never the Host header) and forms must come from the request's own
+origin. --portal-frame-ancestors names the sites that may show the portal in an
+iframe; it needs an https --public-url for the portal's cookie to work there.
 
 --workers N sets the attempts in flight: N for first attempts, N/2 for retries,
 N/10 for manual attempts (at least 1 each). Unset, N is sized to the machine: 50 per
@@ -94,6 +104,9 @@ type serveConfig struct {
 	messageBurst   int     // 0: one second of messageRate
 	metricsListen  string  // empty: /metrics on --listen
 	metricsToken   string  // empty: /metrics answers without a token
+
+	publicURL      string   // the pages' and portal links' address; empty: as the request came in
+	frameAncestors []string // origins that may frame the portal; nil: none
 }
 
 // setting is one flag of serve, the environment variables it may come from, and its parser.
@@ -173,6 +186,12 @@ func serveSettings() []*setting {
 		{name: "metrics-token", envs: []string{"HOOKD_METRICS_TOKEN"},
 			usage: "the bearer `TOKEN` (at least 32 characters) a scrape of /metrics must send as Authorization: Bearer; pass it through the environment (default none: /metrics answers every scrape)",
 			parse: parseMetricsToken},
+		{name: "public-url", envs: []string{"HOOKD_PUBLIC_URL"},
+			usage: "the `URL` users reach hookd at, scheme and host (e.g. https://hooks.example.com behind a TLS proxy): portal links are built on it, and with https the cookies are Secure (default: the address a request came in on)",
+			parse: parsePublicURL},
+		{name: "portal-frame-ancestors", envs: []string{"HOOKD_PORTAL_FRAME_ANCESTORS"}, def: "'none'",
+			usage: "the `ORIGINS` (e.g. https://app.example.com, separated by spaces or commas) that may show the customer portal in an iframe, or 'none'",
+			parse: parseFrameAncestors},
 		{name: "log-format", envs: []string{"HOOKD_LOG_FORMAT"}, def: "text",
 			usage: "log lines on stderr as `FORMAT`: text or json",
 			parse: parseLogFormat},
@@ -494,5 +513,26 @@ func parseSignatureHeaders(c *serveConfig, v string) error {
 		return errors.New("use both, webhook or svix")
 	}
 	c.sigHeaders = h
+	return nil
+}
+
+func parsePublicURL(c *serveConfig, v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := server.ParsePublicURL(v)
+	if err != nil {
+		return err
+	}
+	c.publicURL = u.String()
+	return nil
+}
+
+func parseFrameAncestors(c *serveConfig, v string) error {
+	origins, err := ui.ParseFrameAncestors(v)
+	if err != nil {
+		return err
+	}
+	c.frameAncestors = origins
 	return nil
 }
