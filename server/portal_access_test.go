@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -228,49 +229,61 @@ func TestPortalTokensOnEveryRoute(t *testing.T) {
 // response, and the event types. What the worker changes (health, attempts) is left out.
 func (f *accessFixture) state(t *testing.T) string {
 	t.Helper()
-	ctx := f.b.ctx
-	app, err := f.b.client.GetApplication(ctx, f.app.ID)
+	return writableState(t, f.b, f.app.ID, f.ids["msg_id"], f.ids["attempt_id"])
+}
+
+// writableState is what a write through the API could change of the application appID, as text:
+// the application, its endpoints' settings, secrets and headers, its messages with their
+// payloads, the response of the attempt attemptID of message msgID, and the event types. What the
+// worker changes (health, attempts) is left out.
+func writableState(t testing.TB, b *bundle, appID, msgID, attemptID string) string {
+	t.Helper()
+	ctx := b.ctx
+	app, err := b.client.GetApplication(ctx, appID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := []any{app}
-	eps, err := f.b.client.ListEndpoints(ctx, f.app.ID, hookd.ListOptions{Limit: 250})
+	eps, err := b.client.ListEndpoints(ctx, appID, hookd.ListOptions{Limit: 250})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, ep := range eps.Data {
-		secret, err := f.b.client.EndpointSecret(ctx, f.app.ID, ep.ID)
+		secret, err := b.client.EndpointSecret(ctx, appID, ep.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, ep.ID, ep.UID, ep.URL, ep.Description, ep.Version, ep.EventTypes, ep.Channels, ep.Disabled,
 			ep.RateLimit, ep.Headers, ep.Scheme, ep.Metadata, ep.UpdatedAt, secret)
 	}
-	msgs, err := f.b.client.ListMessages(ctx, f.app.ID, hookd.MessageFilter{ListOptions: hookd.ListOptions{Limit: 250}})
+	msgs, err := b.client.ListMessages(ctx, appID, hookd.MessageFilter{ListOptions: hookd.ListOptions{Limit: 250}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range msgs.Data {
-		full, err := f.b.client.GetMessage(ctx, f.app.ID, m.ID)
+		full, err := b.client.GetMessage(ctx, appID, m.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, m.ID, string(full.Payload))
 	}
-	a, err := f.b.client.GetAttempt(ctx, f.app.ID, f.ids["msg_id"], f.ids["attempt_id"])
+	response := "no attempt"
+	switch a, err := b.client.GetAttempt(ctx, appID, msgID, attemptID); {
+	case err == nil:
+		response = a.Response
+	case !errors.Is(err, hookd.ErrNotFound):
+		t.Fatal(err)
+	}
+	types, err := b.client.ListEventTypes(ctx, true, hookd.ListOptions{Limit: 250})
 	if err != nil {
 		t.Fatal(err)
 	}
-	types, err := f.b.client.ListEventTypes(ctx, true, hookd.ListOptions{Limit: 250})
+	out = append(out, response, types.Data)
+	text, err := json.Marshal(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out = append(out, a.Response, types.Data)
-	b, err := json.Marshal(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return string(text)
 }
 
 func containsString(list []string, s string) bool {
