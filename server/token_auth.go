@@ -144,8 +144,8 @@ func (a *TokenAuth) setAdmin(ctx context.Context, hash string) error {
 }
 
 // Authenticate finds the token by hash: the current admin token is Principal{}, an app-portal
-// token the Principal it was issued for (AppID, ReadOnly, FeatureFlags). A missing, unknown, expired, revoked or retired token is
-// errUnauthorized.
+// token the Principal it was issued for (AppID, ReadOnly, FeatureFlags). A missing, unknown,
+// expired, revoked or retired token is errUnauthorized.
 func (a *TokenAuth) Authenticate(ctx context.Context, token string) (Principal, error) {
 	if token == "" {
 		return Principal{}, errUnauthorized
