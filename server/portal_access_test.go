@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -172,6 +173,7 @@ func (f *accessFixture) send(t *testing.T, token, method, path, body string) (in
 // with one that may write: the read-only one reads what the other reads and is refused, with 403
 // in Svix's shape, every write, send and secret, and those leave the application as it was.
 func TestPortalTokensOnEveryRoute(t *testing.T) {
+	t.Parallel()
 	f := newAccessFixture(t)
 	for _, pattern := range f.api.patterns {
 		if _, ok := routeAccessCases[pattern]; !ok {
@@ -224,7 +226,7 @@ func TestPortalTokensOnEveryRoute(t *testing.T) {
 	}
 }
 
-// state is what a write through the API would change, as text: the application, its endpoints
+// state is what a write through the API would change, as text: the application, its endpoints'
 // settings, secrets and headers, its messages with their payloads, the fixture's attempt with its
 // response, and the event types. What the worker changes (health, attempts) is left out.
 func (f *accessFixture) state(t *testing.T) string {
@@ -238,7 +240,9 @@ func (f *accessFixture) state(t *testing.T) string {
 // worker changes (health, attempts) is left out.
 func writableState(t testing.TB, b *bundle, appID, msgID, attemptID string) string {
 	t.Helper()
-	ctx := b.ctx
+	// Not b.ctx, which ends a minute after setup: a fuzzing run lasts longer.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	app, err := b.client.GetApplication(ctx, appID)
 	if err != nil {
 		t.Fatal(err)
@@ -311,6 +315,7 @@ func (f *accessFixture) portalToken(t *testing.T, body string) string {
 // TestAppPortalAccessReadOnly mints tokens through app-portal-access: readOnly true makes a token
 // that reads but may not write or read a secret; false or absent, one that may.
 func TestAppPortalAccessReadOnly(t *testing.T) {
+	t.Parallel()
 	f := newAccessFixture(t)
 	secret := "/api/v1/app/" + f.app.ID + "/endpoint/" + f.ids["endpoint_id"] + "/secret"
 	endpoints := "/api/v1/app/" + f.app.ID + "/endpoint"
@@ -346,6 +351,7 @@ func TestAppPortalAccessReadOnly(t *testing.T) {
 // with a flag it holds, in the list, the get, the endpoint filters it may set (a hidden one is the
 // 422 of one that does not exist) and the example send-example takes from a schema.
 func TestPortalTokenFeatureFlags(t *testing.T) {
+	t.Parallel()
 	f := newAccessFixture(t)
 	ctx := f.b.ctx
 	for _, et := range []hookd.EventType{

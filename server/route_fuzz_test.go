@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -82,12 +83,15 @@ func fuzzApp(tb testing.TB, b *bundle, uid string) map[string]string {
 
 // mintTokens gives rf a read-only and a writing app-portal token of "portal".
 func (rf *routeFuzz) mintTokens(tb testing.TB) {
+	// Not b.ctx, which ends a minute after setup: a fuzzing run lasts longer.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	var err error
 	for _, t := range []struct {
 		dst *string
 		p   Principal
 	}{{&rf.readOnly, Principal{AppID: rf.portal["app_id"], ReadOnly: true}}, {&rf.writer, Principal{AppID: rf.portal["app_id"]}}} {
-		if *t.dst, err = rf.auth.IssueToken(rf.b.ctx, t.p, time.Hour); err != nil {
+		if *t.dst, err = rf.auth.IssueToken(ctx, t.p, time.Hour); err != nil {
 			tb.Fatal(err)
 		}
 		rf.b.log.Secret(*t.dst)
