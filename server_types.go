@@ -8,6 +8,11 @@ type Token struct {
 	AppID     string // empty: the admin token; else an app-portal token for this application
 	CreatedAt time.Time
 	ExpiresAt *time.Time // nil: does not expire
+	// ReadOnly refuses the token every write and the endpoint secrets (app-portal tokens only).
+	ReadOnly bool
+	// FeatureFlags are the flags an app-portal token holds: it sees the event types gated by any
+	// of them. nil: none.
+	FeatureFlags []string
 }
 
 // IdempotentResponse is a response the server replays for a repeated Idempotency-Key.

@@ -16,13 +16,17 @@ func (q *queries) GetToken(ctx context.Context, hash string, now time.Time) (*ho
 		tok       hookd.Token
 		appID     sql.NullString
 		createdAt time.Time
+		flags     sql.NullString
 		expiresAt sql.NullTime
 	)
-	err := q.c.queryRow(ctx, `SELECT hash, app_id, created_at, expires_at FROM hookd_tokens
+	err := q.c.queryRow(ctx, `SELECT hash, app_id, created_at, expires_at, read_only, feature_flags::text FROM hookd_tokens
 		WHERE hash = $1 AND (expires_at IS NULL OR expires_at > $2)`, hash, now).
-		Scan(&tok.Hash, &appID, &createdAt, &expiresAt)
+		Scan(&tok.Hash, &appID, &createdAt, &expiresAt, &tok.ReadOnly, &flags)
 	if err != nil {
 		return nil, fmt.Errorf("get token: %w", classify(err))
+	}
+	if tok.FeatureFlags, err = sqlcodec.DecodeStrings(flags); err != nil {
+		return nil, fmt.Errorf("get token: feature flags: %w", err)
 	}
 	tok.AppID = appID.String
 	tok.CreatedAt = createdAt.UTC()
@@ -33,9 +37,13 @@ func (q *queries) GetToken(ctx context.Context, hash string, now time.Time) (*ho
 // InsertToken stores a server token. A hash taken is hookd.ErrConflict; a missing application,
 // hookd.ErrNotFound. Error messages never carry the hash.
 func (t *txn) InsertToken(ctx context.Context, tok *hookd.Token) error {
-	_, err := t.c.exec(ctx, `INSERT INTO hookd_tokens (hash, app_id, created_at, expires_at)
-		VALUES ($1, $2, $3, $4)`,
-		tok.Hash, sqlcodec.NullString(tok.AppID), tok.CreatedAt, nullTime(tok.ExpiresAt))
+	flags, err := sqlcodec.EncodeStrings(tok.FeatureFlags)
+	if err != nil {
+		return fmt.Errorf("insert token: %w", err)
+	}
+	_, err = t.c.exec(ctx, `INSERT INTO hookd_tokens (hash, app_id, created_at, expires_at, read_only, feature_flags)
+		VALUES ($1, $2, $3, $4, $5, $6)`,
+		tok.Hash, sqlcodec.NullString(tok.AppID), tok.CreatedAt, nullTime(tok.ExpiresAt), tok.ReadOnly, flags)
 	if err != nil {
 		return fmt.Errorf("insert token: %w", classify(err))
 	}

@@ -31,9 +31,9 @@ func (rc *reqCtx) requireAdmin() error {
 	return nil
 }
 
-// appPortalAccessIn is AppPortalAccessIn of both specs and of the Go SDK v1.44.0. featureFlags
-// and readOnly are accepted and checked but not enforced yet: a token carries no flags, so an
-// app-portal token sees only the event types without a feature flag.
+// appPortalAccessIn is AppPortalAccessIn of both specs and of the Go SDK v1.44.0. The token holds
+// featureFlags (it sees the event types gated by them) and, with readOnly true, may read but not
+// write, send, or read an endpoint's secret (Svix Cloud's read-only portal).
 type appPortalAccessIn struct {
 	Application  *applicationIn `json:"application"`
 	Expiry       *int64         `json:"expiry"`
@@ -82,6 +82,7 @@ func (s *Server) appPortalAccess(w http.ResponseWriter, r *http.Request, rc *req
 			return err
 		}
 	}
+	grant := Principal{FeatureFlags: compactFlags(in.FeatureFlags), ReadOnly: in.ReadOnly != nil && *in.ReadOnly}
 	var create *hookd.ApplicationIn
 	if in.Application != nil {
 		if create, err = in.Application.toHookd(); err != nil {
@@ -95,12 +96,25 @@ func (s *Server) appPortalAccess(w http.ResponseWriter, r *http.Request, rc *req
 	if err != nil {
 		return err
 	}
-	out, err := s.issueAccess(r, app.ID, ttl)
+	grant.AppID = app.ID
+	out, err := s.issueAccess(r, grant, ttl)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// compactFlags is flags without repeats, in the order given (Svix keeps a token's flags as a set);
+// nil when there are none.
+func compactFlags(flags []string) []string {
+	var out []string
+	for _, f := range flags {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // createPortalApp creates the application AppPortalAccessIn asked for under the path's uid ref,
@@ -149,7 +163,7 @@ func (s *Server) dashboardAccess(w http.ResponseWriter, r *http.Request, rc *req
 	if err != nil {
 		return err
 	}
-	out, err := s.issueAccess(r, app.ID, defaultPortalTTL)
+	out, err := s.issueAccess(r, Principal{AppID: app.ID}, defaultPortalTTL)
 	if err != nil {
 		return err
 	}
@@ -157,14 +171,14 @@ func (s *Server) dashboardAccess(w http.ResponseWriter, r *http.Request, rc *req
 	return nil
 }
 
-// issueAccess mints a token for appID and the portal URL that carries it, on the public URL
-// (Config.PublicURL, else the listener's address).
-func (s *Server) issueAccess(r *http.Request, appID string, ttl time.Duration) (*accessOut, error) {
+// issueAccess mints a token that authenticates as p and the portal URL that carries it, on the
+// public URL (Config.PublicURL, else the listener's address).
+func (s *Server) issueAccess(r *http.Request, p Principal, ttl time.Duration) (*accessOut, error) {
 	issuer, ok := s.cfg.Auth.(TokenIssuer)
 	if !ok {
 		return nil, errNoIssuer
 	}
-	token, err := issuer.IssueAppToken(r.Context(), appID, ttl)
+	token, err := issuer.IssueToken(r.Context(), p, ttl)
 	if err != nil {
 		return nil, err
 	}

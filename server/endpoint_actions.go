@@ -84,7 +84,7 @@ func (s *Server) sendEndpointExample(w http.ResponseWriter, r *http.Request, rc 
 	if err := checkUID("eventType", et.v, ""); err != nil {
 		return err
 	}
-	payload := s.examplePayload(r, et.v)
+	payload := s.examplePayload(r, rc, et.v)
 	m, err := s.client.SendToEndpoint(r.Context(), a.ID, ep.ID, &hookd.MessageIn{EventType: et.v, Payload: payload})
 	if err != nil {
 		return err
@@ -95,14 +95,14 @@ func (s *Server) sendEndpointExample(w http.ResponseWriter, r *http.Request, rc 
 
 // examplePayload returns the example of the event type: svix.ping's is {"success":true}; a
 // catalogued one's is the first object in "examples" of its newest schema version; anything else
-// is a small stand-in naming the event type.
-func (s *Server) examplePayload(r *http.Request, eventType string) json.RawMessage {
+// is a small stand-in naming the event type, as it is for one the caller may not see.
+func (s *Server) examplePayload(r *http.Request, rc *reqCtx, eventType string) json.RawMessage {
 	if eventType == pingEventType {
 		return json.RawMessage(`{"success":true}`)
 	}
 	fallback, _ := json.Marshal(map[string]any{"eventType": eventType, "example": true})
 	et, err := s.client.GetEventType(r.Context(), eventType)
-	if err != nil || len(et.Schemas) == 0 {
+	if err != nil || len(et.Schemas) == 0 || !rc.visible(et) {
 		return fallback
 	}
 	if ex := schemaExample(et.Schemas); ex != nil {

@@ -80,7 +80,7 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, rc *reqC
 			return err
 		}
 	}
-	if err := s.checkEventTypesExist(r, f); err != nil {
+	if err := s.checkEventTypesExist(r, rc, f); err != nil {
 		return err
 	}
 	in := &hookd.EndpointIn{}
@@ -143,7 +143,7 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, rc *reqC
 	if err != nil {
 		return err
 	}
-	if err := s.checkEventTypesExist(r, f); err != nil {
+	if err := s.checkEventTypesExist(r, rc, f); err != nil {
 		return err
 	}
 	id := r.PathValue("endpoint_id")
@@ -200,7 +200,7 @@ func (s *Server) patchEndpoint(w http.ResponseWriter, r *http.Request, rc *reqCt
 			return err
 		}
 	}
-	if err := s.checkEventTypesExist(r, f); err != nil {
+	if err := s.checkEventTypesExist(r, rc, f); err != nil {
 		return err
 	}
 	ep, err := s.client.EditEndpoint(r.Context(), a.ID, cur.ID, func(in *hookd.EndpointIn) error {

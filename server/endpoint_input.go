@@ -206,14 +206,31 @@ func checkNameList(field string, list []string, maxLen int) ([]string, error) {
 
 // checkEventTypesExist refuses event types that are not event types, or are archived, as Svix's
 // server does: one 422 naming them in the order given (the first maxNamedMissing, then how many
-// more). The names are looked up at once.
-func (s *Server) checkEventTypesExist(r *http.Request, f *endpointFields) error {
+// more). The names are looked up at once. An event type the caller may not see (its feature flags)
+// is refused as one that does not exist.
+func (s *Server) checkEventTypesExist(r *http.Request, rc *reqCtx, f *endpointFields) error {
 	if !f.eventTypes.given() {
 		return nil
 	}
 	missing, err := s.client.MissingEventTypes(r.Context(), f.eventTypes.v)
 	if err != nil {
 		return err
+	}
+	hidden, err := s.hiddenEventTypes(r.Context(), rc, f.eventTypes.v)
+	if err != nil {
+		return err
+	}
+	if len(hidden) > 0 {
+		gone := make(map[string]bool, len(missing))
+		for _, n := range missing {
+			gone[n] = true
+		}
+		missing = missing[:0]
+		for _, n := range f.eventTypes.v {
+			if gone[n] || hidden[n] {
+				missing = append(missing, n)
+			}
+		}
 	}
 	if len(missing) == 0 {
 		return nil

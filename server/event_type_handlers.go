@@ -102,11 +102,8 @@ func (s *Server) eventTypeRoutes() {
 	s.handle("DELETE /api/v1/event-type/{event_type_name}", false, s.deleteEventType)
 }
 
-// visible reports whether the caller may see et: app-portal tokens carry no feature flags, so they
-// see only the event types without one (Svix shows a flagged type to tokens holding its flag).
-func (rc *reqCtx) visible(et *hookd.EventType) bool {
-	return rc.principal.AppID == "" || len(et.Flags()) == 0
-}
+// visible reports whether the caller may see et (Principal.SeesEventType).
+func (rc *reqCtx) visible(et *hookd.EventType) bool { return rc.principal.SeesEventType(et) }
 
 // listEventTypes lists event types by name (Svix lists them by name whatever order says).
 func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {

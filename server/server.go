@@ -14,7 +14,9 @@
 // the application by id or uid and then calls rc.appAllowed(app.ID) (s.resolveApp does both):
 // another application is 403. Routes an app-portal token may never use (list, create, replace,
 // patch or delete applications, write event types, mint tokens) call rc.requireAdmin() first:
-// 403. App-portal tokens see only the event types without a feature flag.
+// 403. A read-only app-portal token is refused every route that changes something or sends, and
+// the endpoint secrets, before its handler runs (accessOf): 403. An app-portal token sees the
+// event types without a feature flag and those gated by a flag it holds (Principal.SeesEventType).
 package server
 
 import (
@@ -23,6 +25,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,6 +126,10 @@ func (s *Server) handle(pattern string, public bool, h handlerFunc) {
 			}
 			rc.principal = p
 		}
+		if rc.principal.ReadOnly && accessOf(pattern) != reads {
+			s.fail(w, r, errReadOnly)
+			return
+		}
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 		}
@@ -170,6 +177,28 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // Principal is who a token speaks for: the operator (AppID empty) or one application's portal.
 type Principal struct {
 	AppID string // empty: admin, every application
+	// ReadOnly refuses the token every route that changes something or sends, and the endpoint
+	// secrets (see accessOf). App-portal tokens only.
+	ReadOnly bool
+	// FeatureFlags are the flags an app-portal token holds: it sees the event types gated by any of
+	// them (see SeesEventType).
+	FeatureFlags []string
+}
+
+// SeesEventType reports whether the principal may see et. The admin sees every event type; an
+// app-portal token sees one without feature flags, or one whose flags include a flag it holds, as
+// Svix's server filters event types by the token's flags.
+func (p Principal) SeesEventType(et *hookd.EventType) bool {
+	flags := et.Flags()
+	if p.AppID == "" || len(flags) == 0 {
+		return true
+	}
+	for _, f := range flags {
+		if slices.Contains(p.FeatureFlags, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // Authenticator checks a bearer token. It returns errUnauthorized (401) for a missing or unknown

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -64,8 +65,8 @@ var (
 // tokens (app-portal-access, dashboard-access) and revoke them (logout). Without it those routes
 // answer 501.
 type TokenIssuer interface {
-	// IssueAppToken mints a token for the application with id appID, valid for ttl.
-	IssueAppToken(ctx context.Context, appID string, ttl time.Duration) (string, error)
+	// IssueToken mints an app-portal token that authenticates as p (p.AppID set), valid for ttl.
+	IssueToken(ctx context.Context, p Principal, ttl time.Duration) (string, error)
 	// Revoke makes token unusable at once; an unknown token is hookd.ErrNotFound.
 	Revoke(ctx context.Context, token string) error
 }
@@ -143,8 +144,8 @@ func (a *TokenAuth) setAdmin(ctx context.Context, hash string) error {
 }
 
 // Authenticate finds the token by hash: the current admin token is Principal{}, an app-portal
-// token Principal{AppID}. A missing, unknown, expired, revoked or retired token is
-// errUnauthorized.
+// token the Principal it was issued for (AppID, ReadOnly, FeatureFlags). A missing, unknown,
+// expired, revoked or retired token is errUnauthorized.
 func (a *TokenAuth) Authenticate(ctx context.Context, token string) (Principal, error) {
 	if token == "" {
 		return Principal{}, errUnauthorized
@@ -217,7 +218,7 @@ func (a *TokenAuth) lookup(ctx context.Context, hash string, now time.Time) (Pri
 		until = *t.ExpiresAt
 	}
 	if t.AppID != "" {
-		return Principal{AppID: t.AppID}, until, nil
+		return Principal{AppID: t.AppID, ReadOnly: t.ReadOnly, FeatureFlags: t.FeatureFlags}, until, nil
 	}
 	marker, err := a.store.GetToken(ctx, adminMarker, now)
 	if errors.Is(err, hookd.ErrNotFound) {
@@ -232,9 +233,16 @@ func (a *TokenAuth) lookup(ctx context.Context, hash string, now time.Time) (Pri
 	return Principal{}, until, nil
 }
 
-// IssueAppToken mints an app-portal token for the application with id appID, valid for ttl.
+// IssueAppToken mints an app-portal token for the application with id appID, valid for ttl, that
+// may write and holds no feature flags.
 func (a *TokenAuth) IssueAppToken(ctx context.Context, appID string, ttl time.Duration) (string, error) {
-	if appID == "" {
+	return a.IssueToken(ctx, Principal{AppID: appID}, ttl)
+}
+
+// IssueToken mints an app-portal token that authenticates as p, valid for ttl. p.AppID is
+// required: the admin token is set by NewTokenAuth only.
+func (a *TokenAuth) IssueToken(ctx context.Context, p Principal, ttl time.Duration) (string, error) {
+	if p.AppID == "" {
 		return "", errors.New("server: an app-portal token needs an application id")
 	}
 	token, err := newToken(appTokenPrefix)
@@ -244,7 +252,8 @@ func (a *TokenAuth) IssueAppToken(ctx context.Context, appID string, ttl time.Du
 	now := a.now().UTC()
 	expires := now.Add(ttl)
 	err = a.store.InTx(ctx, func(tx hookd.Tx) error {
-		return tx.InsertToken(ctx, &hookd.Token{Hash: hashToken(token), AppID: appID, CreatedAt: now, ExpiresAt: &expires})
+		return tx.InsertToken(ctx, &hookd.Token{Hash: hashToken(token), AppID: p.AppID, CreatedAt: now, ExpiresAt: &expires,
+			ReadOnly: p.ReadOnly, FeatureFlags: slices.Clone(p.FeatureFlags)})
 	})
 	if err != nil {
 		return "", fmt.Errorf("server: store an app-portal token: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +30,7 @@ func tokenStore(t *testing.T) (context.Context, *sqlite.Store) {
 func mustPrincipal(t *testing.T, a *TokenAuth, token string, want Principal) {
 	t.Helper()
 	p, err := a.Authenticate(context.Background(), token)
-	if err != nil || p != want {
+	if err != nil || !reflect.DeepEqual(p, want) {
 		t.Fatalf("Authenticate(%.12s...): %+v, %v; want %+v", token, p, err, want)
 	}
 }
@@ -145,6 +146,20 @@ func TestTokenAuthAppTokens(t *testing.T) {
 	}
 	mustPrincipal(t, a, tok, Principal{AppID: "app_1"})
 	mustPrincipal(t, a, other, Principal{AppID: "app_2"})
+
+	// A read-only token with feature flags is that from the cache and from the store.
+	limited := Principal{AppID: "app_1", ReadOnly: true, FeatureFlags: []string{"beta", "gamma"}}
+	ltok, err := a.IssueToken(ctx, limited, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPrincipal(t, a, ltok, limited)
+	mustPrincipal(t, a, ltok, limited)
+	fresh, _, err := NewTokenAuth(ctx, store, "", a.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPrincipal(t, fresh, ltok, limited)
 
 	// Expiry.
 	mu.Lock()

@@ -36,6 +36,8 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 		`ALTER TABLE hookd_event_types DROP COLUMN feature_flags`,
 		`ALTER TABLE hookd_event_types DROP COLUMN group_name`,
 		`ALTER TABLE hookd_event_types DROP COLUMN deprecated`,
+		`ALTER TABLE hookd_tokens DROP COLUMN read_only`, // migration 10's
+		`ALTER TABLE hookd_tokens DROP COLUMN feature_flags`,
 		`DELETE FROM hookd_migrations WHERE version >= 7`,
 	} {
 		if _, err := s.DB().ExecContext(ctx, q); err != nil {

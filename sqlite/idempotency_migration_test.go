@@ -23,6 +23,8 @@ func TestIdempotencyDigestMigration(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	for _, q := range []string{
 		`ALTER TABLE hookd_idempotency DROP COLUMN request_hash`,
+		`ALTER TABLE hookd_tokens DROP COLUMN read_only`, // migration 10's
+		`ALTER TABLE hookd_tokens DROP COLUMN feature_flags`,
 		`DELETE FROM hookd_migrations WHERE version >= 9`,
 	} {
 		if _, err := s.DB().ExecContext(ctx, q); err != nil {

@@ -16,13 +16,17 @@ func (q *queries) GetToken(ctx context.Context, hash string, now time.Time) (*ho
 		tok       hookd.Token
 		appID     sql.NullString
 		createdAt int64
+		flags     sql.NullString
 		expiresAt sql.NullInt64
 	)
-	err := q.q.QueryRowContext(ctx, `SELECT hash, app_id, created_at, expires_at FROM hookd_tokens
+	err := q.q.QueryRowContext(ctx, `SELECT hash, app_id, created_at, expires_at, read_only, feature_flags FROM hookd_tokens
 		WHERE hash = ? AND (expires_at IS NULL OR expires_at > ?)`, hash, micros(now)).
-		Scan(&tok.Hash, &appID, &createdAt, &expiresAt)
+		Scan(&tok.Hash, &appID, &createdAt, &expiresAt, &tok.ReadOnly, &flags)
 	if err != nil {
 		return nil, fmt.Errorf("get token: %w", classify(err))
+	}
+	if tok.FeatureFlags, err = sqlcodec.DecodeStrings(flags); err != nil {
+		return nil, fmt.Errorf("get token: feature flags: %w", err)
 	}
 	tok.AppID = appID.String
 	tok.CreatedAt = fromMicros(createdAt)
@@ -33,9 +37,13 @@ func (q *queries) GetToken(ctx context.Context, hash string, now time.Time) (*ho
 // InsertToken stores a server token. A hash taken is hookd.ErrConflict; a missing application,
 // hookd.ErrNotFound. Error messages never carry the hash.
 func (t *txn) InsertToken(ctx context.Context, tok *hookd.Token) error {
-	_, err := t.q.ExecContext(ctx, `INSERT INTO hookd_tokens (hash, app_id, created_at, expires_at)
-		VALUES (?, ?, ?, ?)`,
-		tok.Hash, sqlcodec.NullString(tok.AppID), micros(tok.CreatedAt), nullMicros(tok.ExpiresAt))
+	flags, err := sqlcodec.EncodeStrings(tok.FeatureFlags)
+	if err != nil {
+		return fmt.Errorf("insert token: %w", err)
+	}
+	_, err = t.q.ExecContext(ctx, `INSERT INTO hookd_tokens (hash, app_id, created_at, expires_at, read_only, feature_flags)
+		VALUES (?, ?, ?, ?, ?, ?)`,
+		tok.Hash, sqlcodec.NullString(tok.AppID), micros(tok.CreatedAt), nullMicros(tok.ExpiresAt), tok.ReadOnly, flags)
 	if err != nil {
 		return fmt.Errorf("insert token: %w", classify(err))
 	}

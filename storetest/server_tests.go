@@ -41,6 +41,19 @@ var tokenTests = []test{
 		_, err := f.store.GetToken(f.ctx, hash("c"), at(2))
 		f.isErr(err, hookd.ErrNotFound)
 	}},
+	{"ReadOnlyAndFeatureFlags", func(t *testing.T, f *fixture) {
+		app := f.newApp()
+		limited := hookd.Token{Hash: hash("a"), AppID: app.ID, CreatedAt: at(0), ExpiresAt: ptr(at(3600)),
+			ReadOnly: true, FeatureFlags: []string{"beta", "beta-2.x_y"}}
+		full := hookd.Token{Hash: hash("b"), AppID: app.ID, CreatedAt: at(0)}
+		f.insertToken(limited)
+		f.insertToken(full)
+		for _, want := range []hookd.Token{limited, full} {
+			got, err := f.store.GetToken(f.ctx, want.Hash, at(1))
+			f.noErr(err)
+			equal(t, "token", want, *got)
+		}
+	}},
 	{"Expired", func(t *testing.T, f *fixture) {
 		tok := hookd.Token{Hash: hash("a"), CreatedAt: at(0), ExpiresAt: ptr(at(10))}
 		f.insertToken(tok)

@@ -129,14 +129,14 @@ func (h *Handler) appPage(q *req) error {
 	if err != nil {
 		return err
 	}
-	types, err := h.client.ListEventTypes(q.ctx, false, hookd.ListOptions{Limit: 250})
+	types, err := h.eventTypes(q)
 	if err != nil {
 		return err
 	}
 	h.render(q.w, q.r, http.StatusOK, "app", q.data(map[string]any{
 		"Title": app.Name, "App": app, "Endpoints": healths, "MoreEndpoints": !eps.Done,
 		"Chart": chart(hours, h.now(), window), "Log": rows, "Filter": f, "Next": next, "Prev": prev,
-		"EventTypes": types.Data, "Statuses": []string{"pending", "delivered", "failed", "cancelled"},
+		"EventTypes": types, "Statuses": []string{"pending", "delivered", "failed", "cancelled"},
 		"Flash": q.r.URL.Query().Get("flash"),
 	}))
 	return nil
@@ -192,10 +192,78 @@ func pageNext(done bool, it string) string {
 	return it
 }
 
+// eventTypes returns the first page of event types the token may see (server.Principal's
+// SeesEventType): the portal's pickers offer no event type gated by a flag it does not hold.
+func (h *Handler) eventTypes(q *req) ([]hookd.EventType, error) {
+	page, err := h.client.ListEventTypes(q.ctx, false, hookd.ListOptions{Limit: 250})
+	if err != nil {
+		return nil, err
+	}
+	out := page.Data[:0]
+	for i := range page.Data {
+		if q.who.SeesEventType(&page.Data[i]) {
+			out = append(out, page.Data[i])
+		}
+	}
+	return out, nil
+}
+
+// maxNamedTypes is how many refused event types a page names; it counts the rest.
+const maxNamedTypes = 20
+
+// checkVisibleTypes refuses, as the API does, event types that do not exist, are archived, or are
+// hidden from the token by their feature flags, all alike. The catalogue is read a page at a time,
+// whatever the number of names the form holds.
+func (h *Handler) checkVisibleTypes(q *req, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	visible := map[string]bool{}
+	opts := hookd.ListOptions{Limit: paging.MaxLimit}
+	for {
+		page, err := h.client.ListEventTypes(q.ctx, false, opts)
+		if err != nil {
+			return err
+		}
+		for i := range page.Data {
+			if q.who.SeesEventType(&page.Data[i]) {
+				visible[page.Data[i].Name] = true
+			}
+		}
+		if page.Done || page.Iterator == "" {
+			break
+		}
+		opts.Iterator = page.Iterator
+	}
+	var missing []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !visible[n] && !seen[n] {
+			seen[n] = true
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	reason := "The following event types don't exist: "
+	if len(missing) > maxNamedTypes {
+		reason += strings.Join(missing[:maxNamedTypes], ", ") + fmt.Sprintf(" (and %d more)", len(missing)-maxNamedTypes)
+	} else {
+		reason += strings.Join(missing, ", ")
+	}
+	return &hookd.ValidationError{Field: "eventTypes", Reason: reason}
+}
+
 func (h *Handler) addEndpoint(q *req) error {
 	app := q.r.PathValue("app")
 	if err := q.r.ParseForm(); err != nil {
 		return &hookd.ValidationError{Field: "form", Reason: err.Error()}
+	}
+	if q.portal {
+		if err := h.checkVisibleTypes(q, q.r.PostForm["eventTypes"]); err != nil {
+			return err
+		}
 	}
 	in := &hookd.EndpointIn{URL: strings.TrimSpace(q.r.PostFormValue("url")), Description: q.r.PostFormValue("description"),
 		EventTypes: q.r.PostForm["eventTypes"], Scheme: hookd.SignatureScheme(q.r.PostFormValue("scheme"))}

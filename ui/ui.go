@@ -149,6 +149,9 @@ type req struct {
 	r     *http.Request
 	ctx   context.Context
 	appID string // the portal's application; empty on the dashboard
+	// who is the token's principal: on the portal, whether it is read-only and the feature flags
+	// it holds.
+	who server.Principal
 }
 
 // page is a handler of a signed-in page.
@@ -203,9 +206,13 @@ func (h *Handler) handle(s site, pattern string, p page) {
 			http.Redirect(w, r, "/ui/login?next="+url.QueryEscape(next), http.StatusSeeOther)
 			return
 		}
-		q.appID = pr.AppID
+		q.appID, q.who = pr.AppID, pr
 		if r.Method == http.MethodPost && !h.sameOrigin(r) {
 			h.fail(w, r, http.StatusForbidden, "This form came from another site.")
+			return
+		}
+		if r.Method == http.MethodPost && pr.ReadOnly {
+			h.fail(w, r, http.StatusForbidden, "This portal link is read-only: it shows the application and changes nothing.")
 			return
 		}
 		if app := r.PathValue("app"); s.portal && app != "" && app != q.appID {
@@ -338,9 +345,9 @@ func listOptions(r *http.Request) hookd.ListOptions {
 	return o
 }
 
-// data adds what every page shows to d.
+// data adds what every page shows to d. ReadOnly pages show no form that writes.
 func (q *req) data(d map[string]any) map[string]any {
-	d["Base"], d["Portal"] = q.base, q.portal
+	d["Base"], d["Portal"], d["ReadOnly"] = q.base, q.portal, q.who.ReadOnly
 	return d
 }
 
