@@ -1,11 +1,9 @@
 package hookd_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"maps"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,25 +115,6 @@ func TestMainKeyReadsOlderSecrets(t *testing.T) {
 	}
 }
 
-// fileHolds reports whether the SQLite database at path, its write-ahead log included, holds s
-// anywhere, in whatever table, row or page.
-func fileHolds(t *testing.T, path, s string) bool {
-	t.Helper()
-	for _, p := range []string{path, path + "-wal"} {
-		raw, err := os.ReadFile(p)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bytes.Contains(raw, []byte(s)) {
-			return true
-		}
-	}
-	return false
-}
-
 // With a main key the values of the headers that carry credentials are sealed in the database:
 // the file holds none of them, the other headers stay in clear, and the client reads them back
 // and sends them; a client without the key, or with another, cannot read them.
@@ -154,11 +133,11 @@ func TestMainKeySealsSensitiveHeaders(t *testing.T) {
 	stored := func() {
 		t.Helper()
 		for _, s := range []string{auth, apiKey, "tok-7hGq2vLp9Rz", "key-Xw4mNs8Jd3"} {
-			if fileHolds(t, b.path, s) {
+			if logcheck.FileHolds(t, b.path, s) {
 				t.Fatalf("the database holds %q in clear", s)
 			}
 		}
-		if !fileHolds(t, b.path, plain) {
+		if !logcheck.FileHolds(t, b.path, plain) {
 			t.Fatalf("the database does not hold the plain header %q: the scan reads nothing", plain)
 		}
 		var col string

@@ -3,14 +3,13 @@ package server
 import (
 	"bytes"
 	"crypto/sha256"
-	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/logcheck"
 )
 
 // testMainKey is the main key of sealedSetup's client: 32 bytes in base64.
@@ -51,19 +50,7 @@ func sqliteHolds(t *testing.T, b *bundle, s string) bool {
 	if err := b.store.DB().QueryRowContext(b.ctx, `PRAGMA database_list`).Scan(&seq, &name, &path); err != nil || path == "" {
 		t.Fatalf("the database's file: %q, %v", path, err)
 	}
-	for _, p := range []string{path, path + "-wal"} {
-		raw, err := os.ReadFile(p)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bytes.Contains(raw, []byte(s)) {
-			return true
-		}
-	}
-	return false
+	return logcheck.FileHolds(t, path, s)
 }
 
 // With a main key, the app-portal token kept for the replay of an app-portal-access request is

@@ -6,11 +6,14 @@
 package logcheck
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -221,4 +224,23 @@ func lineLeak(line string, needles []needle) string {
 		}
 	}
 	return ""
+}
+
+// FileHolds reports whether the SQLite database at path, its write-ahead log included, holds s
+// anywhere, in whatever table, row or page: a secret sealed at rest must not.
+func FileHolds(t testing.TB, path, s string) bool {
+	t.Helper()
+	for _, p := range []string{path, path + "-wal"} {
+		raw, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(raw, []byte(s)) {
+			return true
+		}
+	}
+	return false
 }
