@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hookd/hookd/delivery"
 )
@@ -25,6 +27,8 @@ type Client struct {
 	box    *secretBox           // seals endpoint secrets at rest; nil: stored as they are
 	sign   signerCache          // the signers of the keys the workers sign with (signers.go)
 	rates  *appRates            // the per-application message rate (quota.go)
+
+	working atomic.Int64 // jobs being worked, for the drain's log line
 
 	mu        sync.Mutex
 	started   bool
@@ -113,6 +117,9 @@ func (c *Client) Start(ctx context.Context) error {
 	c.cancel = cancel
 	c.bgCtx = recCtx
 	c.started = true
+	c.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "hookd workers started",
+		slog.Int("workers_first", c.cfg.Workers[LaneFirst]), slog.Int("workers_retry", c.cfg.Workers[LaneRetry]),
+		slog.Int("workers_manual", c.cfg.Workers[LaneManual]))
 	return nil
 }
 
@@ -124,7 +131,17 @@ func (c *Client) Stop(ctx context.Context) error {
 	if !c.started {
 		return nil
 	}
+	start, inFlight := time.Now(), c.working.Load()
 	err := c.queue.Stop(ctx)
+	drained := time.Since(start)
+	if err != nil {
+		c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "hookd workers stopped before the attempts in flight ended; they are made again later",
+			slog.Int64("in_flight", inFlight), slog.Int64("unfinished", c.working.Load()), slog.Duration("waited", drained),
+			slog.String("error", err.Error()))
+	} else {
+		c.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "hookd workers drained",
+			slog.Int64("in_flight", inFlight), slog.Duration("took", drained))
+	}
 	c.cancel()
 	<-c.recDone
 	<-c.sweepDone

@@ -242,8 +242,18 @@ type outcome struct {
 	maxCool   time.Duration
 }
 
-// release ends an admitted attempt and updates the circuit breaker and throttling.
-func (s *endpointStates) release(id string, o outcome, now time.Time) {
+// circuitChange is what an attempt's end did to the endpoint's circuit.
+type circuitChange int
+
+const (
+	circuitKept   circuitChange = iota // open or closed as before
+	circuitOpened                      // closed, and opened by this failure
+	circuitClosed                      // open, and closed by this success
+)
+
+// release ends an admitted attempt and updates the circuit breaker and throttling. It reports
+// whether the circuit opened or closed, and the cooldown of an opened one.
+func (s *endpointStates) release(id string, o outcome, now time.Time) (circuitChange, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.state(id)
@@ -260,12 +270,16 @@ func (s *endpointStates) release(id string, o outcome, now time.Time) {
 		st.throttledUntil = now.Add(o.throttle)
 	}
 	if o.success {
+		change := circuitKept
+		if !st.openUntil.IsZero() {
+			change = circuitClosed
+		}
 		st.failures, st.openUntil, st.cooldown = 0, time.Time{}, 0
-		return
+		return change, 0
 	}
 	st.failures++
 	if o.threshold < 0 {
-		return
+		return circuitKept, 0
 	}
 	switch {
 	case o.probe:
@@ -274,7 +288,9 @@ func (s *endpointStates) release(id string, o outcome, now time.Time) {
 	case st.openUntil.IsZero() && st.failures >= o.threshold:
 		st.cooldown = o.cooldown
 		st.openUntil = now.Add(st.cooldown)
+		return circuitOpened, st.cooldown
 	}
+	return circuitKept, 0
 }
 
 // end removes an attempt admitted at started from those in flight, and wakes the jobs waiting

@@ -19,6 +19,8 @@ func (c *Client) work(ctx context.Context, job Job) error {
 		return err
 	}
 	defer release()
+	c.working.Add(1)
+	defer c.working.Add(-1)
 	return c.workJob(ctx, job)
 }
 
@@ -230,6 +232,7 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 	var next *Job
 	var ops []OperationalEvent
 	disable := ""
+	exhausted, recovered := false, false
 	throttle := time.Duration(0)
 
 	switch {
@@ -237,6 +240,7 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 		rec.Status = DeliveryDelivered
 		if job.Trigger == TriggerScheduled && job.Attempt > failingAfter {
 			ops = append(ops, c.opEvent(OpMessageAttemptRecovered, d, "delivered on attempt "+strconv.Itoa(job.Attempt)))
+			recovered = true
 		}
 	case res.Outcome == delivery.Gone:
 		disable = "gone (HTTP 410)"
@@ -261,7 +265,7 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 				ops = append(ops, c.opEvent(OpMessageAttemptFailing, d, a.Error))
 			}
 		} else {
-			rec.Status = DeliveryFailed
+			rec.Status, exhausted = DeliveryFailed, true
 			ops = append(ops, c.opEvent(OpMessageAttemptExhausted, d, a.Error))
 			if c.cfg.DisableAfter > 0 && ep.FailingSince != nil && now.Sub(*ep.FailingSince) >= c.cfg.DisableAfter &&
 				(ep.LastSuccessAt == nil || ep.LastSuccessAt.Before(*ep.FailingSince)) {
@@ -278,13 +282,17 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 		w.disable = &endpointDisable{id: ep.ID, reason: disable, at: now}
 	}
 	err := c.rec.write(ctx, w)
-	c.states.release(ep.ID, outcome{
+	change, cooldown := c.states.release(ep.ID, outcome{
 		started: at, success: a.Success, dur: res.Duration, throttle: throttle, probe: probe,
 		threshold: c.cfg.CircuitThreshold, cooldown: c.cfg.CircuitCooldown, maxCool: c.cfg.CircuitMaxCooldown,
 	}, now)
 	if disable != "" {
 		c.states.invalidate(ep.ID)
 	}
+	if err != nil {
+		disable, exhausted, recovered = "", false, false // none happened: the attempt is made again
+	}
+	c.logAttempt(ctx, d, a.Number, res, attemptChanges{disable, exhausted, recovered, change, cooldown})
 	if err != nil {
 		// The attempt was made but not recorded: the job runs again and makes it again.
 		return fmt.Errorf("record attempt %d of delivery %s: %w", job.Attempt, d.ID, err)
