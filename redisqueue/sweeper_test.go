@@ -316,3 +316,34 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestSweeperLogsWhatItEnqueued: the sweep a started queue runs at Start, which enqueues stranded
+// deliveries' jobs, logs one line at Info with how many.
+func TestSweeperLogsWhatItEnqueued(t *testing.T) {
+	t.Parallel()
+	var logged bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewMultiHandler(testLogger(t).Handler(),
+		slog.NewTextHandler(lockedWriter{&mu, &logged}, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	b := setupSweep(t, redisURL(t), &redisqueue.Config{SweepInterval: time.Hour, SweepAfter: 10 * time.Millisecond, Logger: logger})
+	created := time.Now().Add(-time.Second)
+	ds := b.writeDeliveries(t, created, 0, &created, nil)
+	rec := queuetest.NewRecorder(nil)
+	start(t, b.q, b.deliver(rec))
+	rec.Wait(t, len(ds), 5*time.Second)
+	time.Sleep(settle)
+
+	mu.Lock()
+	log := logged.String()
+	mu.Unlock()
+	var sweeps []string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "hookd sweep") {
+			sweeps = append(sweeps, line)
+		}
+	}
+	want := fmt.Sprintf("enqueued=%d", len(ds))
+	if len(sweeps) != 1 || !strings.Contains(sweeps[0], "level=INFO") || !strings.Contains(sweeps[0], want) {
+		t.Errorf("sweep lines at Info = %q, want one at INFO with %s", sweeps, want)
+	}
+}
