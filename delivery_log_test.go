@@ -1,6 +1,7 @@
 package hookd_test
 
 import (
+	"context"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -210,5 +211,50 @@ func TestDeliveryLogStartAndDrain(t *testing.T) {
 	}
 	if ls := linesOf(lines, "hookd workers drained", map[string]string{"in_flight": "0"}); len(ls) != 1 || ls[0].level != "INFO" || ls[0].attrs["took"] == "" {
 		t.Errorf("workers drained lines = %+v; log:\n%s", ls, b.log.String())
+	}
+}
+
+// An endpoint whose deliveries fail with no success for DisableAfter is disabled when a delivery
+// to it exhausts its schedule, and the line says why.
+func TestDeliveryLogDisabledByFailingWindow(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.CircuitThreshold = -1
+	cfg.DisableAfter = 50 * time.Millisecond
+	cfg.RetrySchedule = []time.Duration{20 * time.Millisecond}
+	b := setup(t, cfg)
+	ep := b.secretEndpoint(t, "/down", hookdtest.Status(500, "broken"))
+	first := b.send(t, "acme", &hookd.MessageIn{EventType: "invoice.paid", Channels: []string{"down"}}).Message.ID
+	b.waitStatus(t, first, ep.ID, hookd.DeliveryFailed)
+	time.Sleep(1100 * time.Millisecond) // let the worker's cached endpoint, read before the failures, expire
+	msg := b.send(t, "acme", &hookd.MessageIn{EventType: "invoice.paid", Channels: []string{"down"}}).Message.ID
+	b.waitStatus(t, msg, ep.ID, hookd.DeliveryFailed)
+	lines := parseLog(b.log.String())
+	ids := map[string]string{"app_id": b.app.ID, "endpoint_id": ep.ID, "msg_id": msg}
+	if ls := linesOf(lines, "hookd endpoint disabled", ids); len(ls) != 1 || ls[0].level != "WARN" || ls[0].attrs["reason"] != "no successful delivery for 50ms" {
+		t.Errorf("endpoint disabled lines = %+v, want one at WARN for the failing window", ls)
+	}
+	if ls := linesOf(lines, "hookd delivery exhausted", ids); len(ls) != 1 {
+		t.Errorf("delivery exhausted lines = %+v, want one", ls)
+	}
+}
+
+// A Stop whose context ends before the attempts in flight do says so at Warn, with how many.
+func TestDeliveryLogDrainCutShort(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.secretEndpoint(t, "/hang", hookdtest.Hang())
+	b.send(t, "acme", &hookd.MessageIn{EventType: "invoice.paid", Channels: []string{"hang"}})
+	if _, err := b.recv.Wait(b.ctx, "/hang", 1); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Millisecond)
+	defer cancel()
+	if err := b.client.Stop(ctx); err == nil {
+		t.Fatal("Stop returned nil with an attempt still hanging")
+	}
+	ls := linesOf(parseLog(b.log.String()), "hookd workers stopped before the attempts in flight ended", map[string]string{"in_flight": "1"})
+	if len(ls) != 1 || ls[0].level != "WARN" || ls[0].attrs["waited"] == "" {
+		t.Errorf("cut-short drain lines = %+v; log:\n%s", ls, b.log.String())
 	}
 }
