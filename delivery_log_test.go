@@ -106,6 +106,15 @@ func TestDeliveryLogStateChanges(t *testing.T) {
 	b.waitStatus(t, flakyMsg, flaky.ID, hookd.DeliveryDelivered)
 	b.waitStatus(t, goneMsg, gone.ID, hookd.DeliveryCancelled)
 	b.waitStatus(t, downMsg, down.ID, hookd.DeliveryFailed)
+	// The lines are written just after the outcome is recorded (the circuit's when the worker
+	// releases the endpoint): wait for the last of them.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		l := parseLog(b.log.String())
+		if len(linesOf(l, "hookd endpoint circuit closed", nil)) > 0 && len(linesOf(l, "hookd endpoint disabled", nil)) > 0 &&
+			len(linesOf(l, "hookd delivery exhausted", nil)) > 0 {
+			break
+		}
+	}
 
 	lines := parseLog(b.log.String())
 	ids := func(ep *hookd.Endpoint, msg string) map[string]string {
