@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/buildinfo"
 )
 
 // write writes every family to b: the counters, then the backlog read from the store.
 func (m *Metrics) write(ctx context.Context, b *bytes.Buffer) {
+	writeBuildInfo(b, buildinfo.Read())
 	m.writeCounters(b)
 	if m.backlog == nil {
 		return
@@ -31,6 +33,12 @@ func (m *Metrics) write(ctx context.Context, b *bytes.Buffer) {
 	m.writeBacklog(b, pending)
 	family(b, "hookd_store_up", "gauge", "1 when this scrape read the backlog from the store.")
 	sample(b, "hookd_store_up", nil, 1)
+}
+
+// writeBuildInfo writes the one hookd_build_info sample, whose labels name the running build.
+func writeBuildInfo(b *bytes.Buffer, info buildinfo.Info) {
+	family(b, "hookd_build_info", "gauge", "Always 1; the labels name the running build: module version, VCS revision, Go version.")
+	sample(b, "hookd_build_info", []string{"version", info.Version, "revision", info.Revision, "goversion", info.GoVersion}, 1)
 }
 
 func (m *Metrics) writeCounters(b *bytes.Buffer) {

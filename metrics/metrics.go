@@ -26,6 +26,7 @@
 //	hookd_endpoint_pending_deliveries{app_id, endpoint_id}   gauge: one endpoint's pending deliveries
 //	hookd_endpoint_oldest_pending_seconds{app_id, endpoint_id} gauge: age of its oldest
 //	hookd_store_up                                     gauge: 1 when this scrape read the backlog
+//	hookd_build_info{version, revision, goversion}     gauge: always 1; the labels name the build
 //
 // Counters start at zero with the process. The backlog families come from the store, so every
 // process on one database reports the same backlog; when the store cannot be read they are left

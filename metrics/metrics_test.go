@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +141,21 @@ func TestMethods(t *testing.T) {
 	m.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/metrics", nil))
 	if rec.Code != http.StatusOK || rec.Body.Len() != 0 {
 		t.Fatalf("HEAD: status %d, %d bytes", rec.Code, rec.Body.Len())
+	}
+}
+
+func TestBuildInfo(t *testing.T) {
+	t.Parallel()
+	// A test binary is built from no tagged module and records no VCS revision.
+	want := fmt.Sprintf(`hookd_build_info{version="(devel)",revision="unknown",goversion="%s"} 1`, runtime.Version())
+	for name, m := range map[string]*metrics.Metrics{
+		"no backlog":         metrics.New(nil, nil),
+		"unreadable backlog": metrics.New(backlog{err: errors.New("database is locked")}, nil),
+	} {
+		out := scrape(t, m)
+		has(t, out, "# TYPE hookd_build_info gauge", want)
+		if n := strings.Count(out, "\nhookd_build_info{"); n != 1 {
+			t.Errorf("%s: %d hookd_build_info samples, want 1", name, n)
+		}
 	}
 }

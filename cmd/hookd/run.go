@@ -48,6 +48,7 @@ func commands() []command {
 		{"attempts", "list delivery attempts of a message or to an endpoint", runAttempts},
 		{"resend", "send a message to an endpoint again", runResend},
 		{"recover", "resend what failed to reach an endpoint since a time", runRecover},
+		{"version", "print the version, VCS revision and Go version (also --version)", runVersion},
 	}
 }
 
@@ -81,6 +82,9 @@ func (e *env) run(ctx context.Context, args []string) int {
 			return exitUsage
 		}
 		return exitOK
+	}
+	if args[0] == "--version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
