@@ -65,6 +65,18 @@ func (g *guard) control(network, address string, _ syscall.RawConn) error {
 	return nil
 }
 
+// CheckAddress returns the error with which the SSRF guard, allowing the
+// prefixes of allow, refuses a connection to ip (it wraps ErrBlocked), or nil
+// when it lets it through. It lets a caller warn about an endpoint before any
+// attempt is made; the guard itself judges every address it dials.
+func CheckAddress(ip netip.Addr, allow []netip.Prefix) error {
+	network := "tcp6"
+	if ip.Unmap().Is4() {
+		network = "tcp4"
+	}
+	return newGuard(allow).control(network, netip.AddrPortFrom(ip, 443).String(), nil)
+}
+
 // unmapPrefix turns an IPv4-mapped IPv6 prefix (::ffff:10.0.0.0/104) into
 // its IPv4 form (10.0.0.0/8).
 func unmapPrefix(p netip.Prefix) netip.Prefix {

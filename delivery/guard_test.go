@@ -267,3 +267,22 @@ func TestGuardBlockedNamesWhatAllowsIt(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckAddress: CheckAddress refuses what the guard refuses, with its
+// message, and lets through a public address and an allowed one.
+func TestCheckAddress(t *testing.T) {
+	t.Parallel()
+	err := CheckAddress(netip.MustParseAddr("127.0.0.1"), nil)
+	if !errors.Is(err, ErrBlocked) || !strings.HasPrefix(err.Error(), "blocked: 127.0.0.1 is a loopback address; to allow it, add 127.0.0.0/8") {
+		t.Errorf("CheckAddress(127.0.0.1) = %v", err)
+	}
+	if err := CheckAddress(netip.MustParseAddr("fd00::1"), nil); !errors.Is(err, ErrBlocked) {
+		t.Errorf("CheckAddress(fd00::1) = %v, want ErrBlocked", err)
+	}
+	if err := CheckAddress(netip.MustParseAddr("8.8.8.8"), nil); err != nil {
+		t.Errorf("CheckAddress(8.8.8.8) = %v, want nil", err)
+	}
+	if err := CheckAddress(netip.MustParseAddr("10.1.2.3"), []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}); err != nil {
+		t.Errorf("CheckAddress(10.1.2.3) with 10.0.0.0/8 allowed = %v, want nil", err)
+	}
+}
