@@ -37,7 +37,7 @@ func TestTransportFailureIsTheAttemptsResponse(t *testing.T) {
 		}, func(t *testing.T, b *bundle) string {
 			b.recv.Handle("/ok", hookdtest.OK())
 			return b.recv.URL("/ok")
-		}, "blocked: 127.0.0.1 is a loopback address"},
+		}, "blocked: 127.0.0.1 is a loopback address; to allow it, add 127.0.0.0/8 to Delivery.AllowSubnets (hookd serve --allow-subnets 127.0.0.0/8)"},
 		{"hanging receiver", testConfig, func(t *testing.T, b *bundle) string {
 			b.recv.Handle("/hang", hookdtest.Hang())
 			return b.recv.URL("/hang")

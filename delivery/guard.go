@@ -59,9 +59,22 @@ func (g *guard) control(network, address string, _ syscall.RawConn) error {
 		if errors.Is(err, ssrf.ErrProhibitedNetwork) {
 			return &blockedError{msg: "blocked: network " + network + " is not permitted", err: err}
 		}
-		return &blockedError{msg: "blocked: " + ip.String() + " is " + addressClass(ip), err: err}
+		class, prefix := addressClass(ip)
+		return &blockedError{msg: "blocked: " + ip.String() + " is " + class + allowHint(prefix), err: err}
 	}
 	return nil
+}
+
+// CheckAddress returns the error with which the SSRF guard, allowing the
+// prefixes of allow, refuses a connection to ip (it wraps ErrBlocked), or nil
+// when it lets it through. It lets a caller warn about an endpoint before any
+// attempt is made; the guard itself judges every address it dials.
+func CheckAddress(ip netip.Addr, allow []netip.Prefix) error {
+	network := "tcp6"
+	if ip.Unmap().Is4() {
+		network = "tcp4"
+	}
+	return newGuard(allow).control(network, netip.AddrPortFrom(ip, 443).String(), nil)
 }
 
 // unmapPrefix turns an IPv4-mapped IPv6 prefix (::ffff:10.0.0.0/104) into
@@ -117,15 +130,24 @@ var addressClasses = []struct {
 	{netip.MustParsePrefix("ff00::/8"), "a multicast address"},
 }
 
-// addressClass describes the class of a refused address, with its article:
-// "a loopback address". An IPv4-mapped address is described by the IPv4
-// address it carries; anything unnamed is "a reserved address".
-func addressClass(ip netip.Addr) string {
+// addressClass describes the class of a refused address, with its article
+// ("a loopback address"), and returns the range of that class. An
+// IPv4-mapped address is described by the IPv4 address it carries; anything
+// unnamed is "a reserved address", its range the address alone.
+func addressClass(ip netip.Addr) (string, netip.Prefix) {
 	ip = ip.WithZone("").Unmap()
 	for _, c := range addressClasses {
 		if c.prefix.Contains(ip) {
-			return c.phrase
+			return c.phrase, c.prefix
 		}
 	}
-	return "a reserved address"
+	return "a reserved address", netip.PrefixFrom(ip, ip.BitLen())
+}
+
+// allowHint says how to allow the addresses of prefix, for a library user
+// (hookd.Config's Delivery, or delivery.Config, AllowSubnets) and for the
+// operator of hookd serve (--allow-subnets).
+func allowHint(prefix netip.Prefix) string {
+	p := prefix.String()
+	return "; to allow it, add " + p + " to Delivery.AllowSubnets (hookd serve --allow-subnets " + p + ")"
 }

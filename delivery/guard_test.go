@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ func TestGuardBlocksLoopbackByDefault(t *testing.T) {
 
 	res := c.Post(t.Context(), &Request{URL: srv.URL})
 
-	checkFailure(t, res, "blocked: 127.0.0.1 is a loopback address")
+	checkFailure(t, res, "blocked: 127.0.0.1 is a loopback address; to allow it, add 127.0.0.0/8 to Delivery.AllowSubnets (hookd serve --allow-subnets 127.0.0.0/8)")
 	if !errors.Is(res.Err, ErrBlocked) {
 		t.Errorf("errors.Is(Err, ErrBlocked) = false for %v", res.Err)
 	}
@@ -52,7 +53,7 @@ func TestGuardBlocksNameResolvingToLoopback(t *testing.T) {
 
 	res := newClient(t, &Config{Resolver: dns.resolver()}).Post(t.Context(), &Request{URL: url})
 
-	checkFailure(t, res, "blocked: 127.0.0.1 is a loopback address")
+	checkFailure(t, res, "blocked: 127.0.0.1 is a loopback address; to allow it, add 127.0.0.0/8 to Delivery.AllowSubnets (hookd serve --allow-subnets 127.0.0.0/8)")
 	if !errors.Is(res.Err, ErrBlocked) {
 		t.Errorf("errors.Is(Err, ErrBlocked) = false for %v", res.Err)
 	}
@@ -87,7 +88,7 @@ func TestGuardJudgesEachAttemptsAnswer(t *testing.T) {
 	checkFailure(t, c.Post(t.Context(), &Request{URL: url}), "DNS lookup failed for later.test: no such host")
 	dns.set("later.test", "127.0.0.1")
 	res := c.Post(t.Context(), &Request{URL: url})
-	checkFailure(t, res, "blocked: 127.0.0.1 is a loopback address")
+	checkFailure(t, res, "blocked: 127.0.0.1 is a loopback address; to allow it, add 127.0.0.0/8 to Delivery.AllowSubnets (hookd serve --allow-subnets 127.0.0.0/8)")
 	if !errors.Is(res.Err, ErrBlocked) {
 		t.Errorf("errors.Is(Err, ErrBlocked) = false for %v", res.Err)
 	}
@@ -108,7 +109,7 @@ func TestGuardBlocksLocalhost(t *testing.T) {
 	res := c.Post(t.Context(), &Request{URL: "http://localhost" + port + "/hook"})
 
 	checkFailure(t, res, "blocked: ...")
-	if !errors.Is(res.Err, ErrBlocked) || !strings.HasSuffix(res.Message(), "is a loopback address") {
+	if !errors.Is(res.Err, ErrBlocked) || !strings.Contains(res.Message(), "is a loopback address; to allow it, add 127.0.0.0/8 to Delivery.AllowSubnets") {
 		t.Errorf("Err = %v; want ErrBlocked, a loopback address", res.Err)
 	}
 	if n := hits.n.Load(); n != 0 {
@@ -123,7 +124,7 @@ func TestGuardMappedAddressLiteral(t *testing.T) {
 	url := "http://[::ffff:127.0.0.1]" + port + "/"
 
 	res := newClient(t, nil).Post(t.Context(), &Request{URL: url})
-	if !errors.Is(res.Err, ErrBlocked) || !strings.HasSuffix(res.Message(), "is a loopback address") {
+	if !errors.Is(res.Err, ErrBlocked) || !strings.Contains(res.Message(), "is a loopback address; to allow it, add 127.0.0.0/8 to Delivery.AllowSubnets") {
 		t.Errorf("default guard: Err = %v; want ErrBlocked, a loopback address", res.Err)
 	}
 	if n := hits.n.Load(); n != 0 {
@@ -185,7 +186,7 @@ func TestGuardControl(t *testing.T) {
 			}
 			continue
 		}
-		if err == nil || err.Error() != tt.want {
+		if err == nil || err.Error() != tt.want && !strings.HasPrefix(err.Error(), tt.want+"; to allow it, add ") {
 			t.Errorf("control(%s, %s) = %v, want %q", tt.network, tt.address, err, tt.want)
 		}
 		if !errors.Is(err, ErrBlocked) {
@@ -232,5 +233,56 @@ func TestGuardControlAllowList(t *testing.T) {
 		if (err == nil) != tt.allowed {
 			t.Errorf("control(%s, %s) = %v, want allowed=%v", tt.network, tt.address, err, tt.allowed)
 		}
+	}
+}
+
+// TestGuardBlockedNamesWhatAllowsIt: every refusal of an address names a range
+// that contains it and the settings that allow it, and a guard that allows
+// that range lets the address through.
+func TestGuardBlockedNamesWhatAllowsIt(t *testing.T) {
+	t.Parallel()
+	hintRE := regexp.MustCompile(`^blocked: (\S+) is [^;]+; to allow it, add (\S+) to Delivery\.AllowSubnets \(hookd serve --allow-subnets (\S+)\)$`)
+	for _, tt := range []struct{ network, address, prefix string }{
+		{"tcp4", "127.0.0.1:8080", "127.0.0.0/8"},
+		{"tcp4", "10.1.2.3:443", "10.0.0.0/8"},
+		{"tcp4", "169.254.169.254:80", "169.254.169.254/32"},
+		{"tcp4", "169.254.1.1:80", "169.254.0.0/16"},
+		{"tcp6", "[::1]:443", "::1/128"},
+		{"tcp6", "[fe80::1]:443", "fe80::/10"},
+		{"tcp6", "[::ffff:192.168.1.1]:443", "192.168.0.0/16"},
+		{"tcp6", "[100::1]:443", "100::1/128"}, // a discard-only address, unnamed: the address alone
+	} {
+		err := newGuard(nil).control(tt.network, tt.address, nil)
+		if err == nil {
+			t.Errorf("control(%s, %s) allowed it", tt.network, tt.address)
+			continue
+		}
+		m := hintRE.FindStringSubmatch(err.Error())
+		if m == nil || m[2] != tt.prefix || m[3] != tt.prefix {
+			t.Errorf("control(%s, %s) = %q; want a hint naming %s", tt.network, tt.address, err, tt.prefix)
+			continue
+		}
+		if err := newGuard([]netip.Prefix{netip.MustParsePrefix(m[2])}).control(tt.network, tt.address, nil); err != nil {
+			t.Errorf("with %s allowed, control(%s, %s) = %v, want allowed", m[2], tt.network, tt.address, err)
+		}
+	}
+}
+
+// TestCheckAddress: CheckAddress refuses what the guard refuses, with its
+// message, and lets through a public address and an allowed one.
+func TestCheckAddress(t *testing.T) {
+	t.Parallel()
+	err := CheckAddress(netip.MustParseAddr("127.0.0.1"), nil)
+	if !errors.Is(err, ErrBlocked) || !strings.HasPrefix(err.Error(), "blocked: 127.0.0.1 is a loopback address; to allow it, add 127.0.0.0/8") {
+		t.Errorf("CheckAddress(127.0.0.1) = %v", err)
+	}
+	if err := CheckAddress(netip.MustParseAddr("fd00::1"), nil); !errors.Is(err, ErrBlocked) {
+		t.Errorf("CheckAddress(fd00::1) = %v, want ErrBlocked", err)
+	}
+	if err := CheckAddress(netip.MustParseAddr("8.8.8.8"), nil); err != nil {
+		t.Errorf("CheckAddress(8.8.8.8) = %v, want nil", err)
+	}
+	if err := CheckAddress(netip.MustParseAddr("10.1.2.3"), []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}); err != nil {
+		t.Errorf("CheckAddress(10.1.2.3) with 10.0.0.0/8 allowed = %v, want nil", err)
 	}
 }

@@ -234,12 +234,12 @@ func TestClientSendTx(t *testing.T) {
 	if err := cb.store.Pool().QueryRow(ctx, `SELECT COUNT(*) FROM orders`).Scan(&orders); err != nil || orders != 2 {
 		t.Fatalf("%d orders (%v), want 2", orders, err)
 	}
-	// No River job is left behind by the rolled-back transactions.
+	// No job is left behind by the rolled-back transactions.
 	var jobs int
-	if err := cb.store.Pool().QueryRow(ctx, `SELECT COUNT(*) FROM river_job`).Scan(&jobs); err != nil {
+	if err := cb.store.Pool().QueryRow(ctx, `SELECT COUNT(*) FROM hookd_jobs`).Scan(&jobs); err != nil {
 		t.Fatal(err)
 	}
 	if jobs > 2 {
-		t.Errorf("%d River jobs, want at most the 2 committed", jobs)
+		t.Errorf("%d jobs, want at most the 2 committed", jobs)
 	}
 }

@@ -20,8 +20,9 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// Migrate brings the schema of the database at url, hookd's and River's, up to date and returns;
-// Open does the same before it returns a Store. cfg's Schema and Logger apply (nil: defaults).
+// Migrate brings hookd's schema of the database at url up to date and returns; Open does the
+// same before it returns a Store. River's tables are not hookd's: NewRiverQueue creates them,
+// and only that. cfg's Schema and Logger apply (nil: defaults).
 func Migrate(ctx context.Context, url string, cfg *Config) error {
 	cfg = cfg.withDefaults()
 	pc, err := poolConfig(url, cfg)
@@ -40,32 +41,45 @@ func Migrate(ctx context.Context, url string, cfg *Config) error {
 	return nil
 }
 
-// migrate creates cfg.Schema if it is missing, applies hookd's pending migrations in one
-// transaction, and then River's, while it holds an advisory lock of the schema on a connection
-// of its own: processes that start at once wait for the first, and then find nothing to do.
+// migrate creates cfg.Schema if it is missing and applies hookd's pending migrations in one
+// transaction, while it holds the schema's migration lock (withMigrationLock).
+func migrate(ctx context.Context, pool *pgxpool.Pool, cfg *Config) error {
+	return withMigrationLock(ctx, pool, cfg.Schema, func(lockConn *pgx.Conn) error {
+		if cfg.Schema != "" {
+			if _, err := lockConn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{cfg.Schema}.Sanitize()); err != nil {
+				return fmt.Errorf("migrate: create schema %s: %w", cfg.Schema, err)
+			}
+		}
+		return migrateHookd(ctx, lockConn, cfg.Logger)
+	})
+}
+
+// migrateRiverLocked applies River's pending migrations while it holds the schema's migration
+// lock: River queues that start at once migrate once.
+func migrateRiverLocked(ctx context.Context, pool *pgxpool.Pool, schema string, logger *slog.Logger) error {
+	return withMigrationLock(ctx, pool, schema, func(*pgx.Conn) error {
+		return migrateRiver(ctx, pool, logger)
+	})
+}
+
+// withMigrationLock runs fn while it holds an advisory lock of the schema on a connection of
+// its own (given to fn): processes that start at once wait for the first, and then find nothing
+// to do.
 //
 // The lock is held by the session, not a transaction (pg_advisory_xact_lock), because River's
 // migrations cannot share one transaction (a later one uses an enum value an earlier one adds)
 // and rivermigrate commits each in a transaction of its own on the pool. Closing the connection
 // releases the lock, also when the process dies.
-func migrate(ctx context.Context, pool *pgxpool.Pool, cfg *Config) error {
+func withMigrationLock(ctx context.Context, pool *pgxpool.Pool, schema string, fn func(lockConn *pgx.Conn) error) error {
 	lockConn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig)
 	if err != nil {
 		return fmt.Errorf("migrate: connect: %w", err)
 	}
 	defer lockConn.Close(context.WithoutCancel(ctx))
-	if _, err := lockConn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationLockKey(cfg.Schema)); err != nil {
+	if _, err := lockConn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationLockKey(schema)); err != nil {
 		return fmt.Errorf("migrate: take the migration lock: %w", err)
 	}
-	if cfg.Schema != "" {
-		if _, err := lockConn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{cfg.Schema}.Sanitize()); err != nil {
-			return fmt.Errorf("migrate: create schema %s: %w", cfg.Schema, err)
-		}
-	}
-	if err := migrateHookd(ctx, lockConn, cfg.Logger); err != nil {
-		return err
-	}
-	return migrateRiver(ctx, pool, cfg.Logger)
+	return fn(lockConn)
 }
 
 // migrationLockKey is the advisory lock key of migrations into schema: a hash of the schema's

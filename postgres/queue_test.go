@@ -48,7 +48,7 @@ func TestRiverQueueConformance(t *testing.T) {
 		New: func(t testing.TB, cfg *hookd.QueueConfig) (hookd.Queue, func(context.Context, func(hookd.Tx) error) error) {
 			t.Helper()
 			b := setup(t)
-			q, err := b.store.NewRiverQueue(cfg)
+			q, err := b.store.NewRiverQueue(context.Background(), cfg)
 			if err != nil {
 				t.Fatalf("NewRiverQueue: %v", err)
 			}

@@ -41,9 +41,14 @@ type RiverQueue struct {
 
 var _ hookd.Queue = (*RiverQueue)(nil)
 
-// NewRiverQueue returns a River queue on the store's database, sized by cfg (nil: defaults).
-// EnqueueTx works at once; jobs are worked after Start. Give it to hookd as Config.Queue.
-func (s *Store) NewRiverQueue(cfg *hookd.QueueConfig) (*RiverQueue, error) {
+// NewRiverQueue returns a River queue on the store's database, sized by cfg (nil: defaults),
+// after it has brought River's tables (river_*) up to date: the store's own queue needs none, so
+// Open leaves them to this. EnqueueTx works at once; jobs are worked after Start. Give it to
+// hookd as Config.Queue.
+func (s *Store) NewRiverQueue(ctx context.Context, cfg *hookd.QueueConfig) (*RiverQueue, error) {
+	if err := migrateRiverLocked(ctx, s.pool, s.schema, s.logger); err != nil {
+		return nil, fmt.Errorf("postgres river queue: %w", err)
+	}
 	rcfg := &riverqueue.Config{FetchCooldown: riverFetchCooldown, FirstPollInterval: riverFirstPollInterval}
 	pq, err := riverqueue.New(riverpgxv5.New(s.pool), cfg, s.logger, rcfg)
 	if err != nil {

@@ -1,8 +1,8 @@
 // Package postgres is hookd's store on PostgreSQL, through pgx (a pgxpool.Pool), with its own
 // queue in the same database (Queue, the hookd_jobs table): a message, its deliveries and their
 // jobs commit in one transaction, and several hookd processes may share one database. River
-// (riverpgxv5) is there too, for an app that wants it (NewRiverQueue); its tables are migrated
-// either way.
+// (riverpgxv5) is there too, for an app that wants it (NewRiverQueue), which creates River's
+// tables; the store alone has none of them.
 //
 // # Schema
 //
@@ -15,9 +15,10 @@
 // messages walks an index.
 //
 // Open (and Migrate) applies hookd's embedded migrations in order, in one transaction, recorded
-// in hookd_migrations, and then River's (rivermigrate), all under a PostgreSQL advisory lock:
-// processes that start at once migrate once. With Config.Schema every table lives in that
-// schema, created if missing, and the pool's connections have it as their search_path.
+// in hookd_migrations, under a PostgreSQL advisory lock: processes that start at once migrate
+// once. NewRiverQueue applies River's (rivermigrate) under the same lock. With Config.Schema
+// every table lives in that schema, created if missing, and the pool's connections have it as
+// their search_path.
 //
 // # Transactions
 //
@@ -136,7 +137,7 @@ var (
 )
 
 // Open connects to the database at url (postgres://USER:PASSWORD@HOST:PORT/DATABASE?...) and
-// brings its schema, hookd's and River's, up to date.
+// brings hookd's schema up to date.
 func Open(ctx context.Context, url string, cfg *Config) (*Store, error) {
 	cfg = cfg.withDefaults()
 	pc, err := poolConfig(url, cfg)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 
 	"github.com/hookd/hookd"
@@ -50,8 +51,8 @@ func (h *countingHandler) count(msg string) int {
 	return h.counts[msg]
 }
 
-// TestMigrateOnceConcurrently: several processes opening one new schema at once apply each
-// migration once, hookd's and River's, and all of them get a working store.
+// TestMigrateOnceConcurrently: several processes opening one new schema at once apply each of
+// hookd's migrations once, create none of River's tables, and all of them get a working store.
 func TestMigrateOnceConcurrently(t *testing.T) {
 	t.Parallel()
 	u := testURL(t)
@@ -90,24 +91,18 @@ func TestMigrateOnceConcurrently(t *testing.T) {
 	if got := logs.count("hookd migration applied"); got != versions {
 		t.Errorf("hookd migrations applied %d times, want %d (once each)", got, versions)
 	}
-	var riverRows, riverVersions int
-	if err := pool.QueryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT version) FROM river_migration`).Scan(&riverRows, &riverVersions); err != nil {
-		t.Fatal(err)
-	}
-	if riverRows == 0 || riverRows != riverVersions {
-		t.Fatalf("river_migration: %d rows for %d versions", riverRows, riverVersions)
-	}
-	if got := logs.count("river migration applied"); got != riverVersions {
-		t.Errorf("River migrations applied %d times, want %d (once each)", got, riverVersions)
+	// The store's own queue needs none of River's tables: none is created.
+	if n := riverTables(t, pool, schema); n != 0 {
+		t.Errorf("%d river_* tables in schema %s after Open, want 0", n, schema)
 	}
 	// Every table is in the schema, none in public.
 	var inSchema int
 	if err := pool.QueryRow(ctx, `SELECT COUNT(*) FROM pg_tables WHERE schemaname = $1 AND tablename IN
-		('hookd_migrations', 'hookd_messages', 'hookd_deliveries', 'river_job', 'river_migration')`, schema).Scan(&inSchema); err != nil {
+		('hookd_migrations', 'hookd_messages', 'hookd_deliveries')`, schema).Scan(&inSchema); err != nil {
 		t.Fatal(err)
 	}
-	if inSchema != 5 {
-		t.Errorf("%d of hookd's and River's tables in schema %s, want 5", inSchema, schema)
+	if inSchema != 3 {
+		t.Errorf("%d of hookd's tables in schema %s, want 3", inSchema, schema)
 	}
 
 	// Every store works; a later Migrate has nothing to do.
@@ -518,5 +513,62 @@ func TestAfterCommit(t *testing.T) {
 	})
 	if !errors.Is(err, errRollback) || ran {
 		t.Fatalf("rolled back: InTx returned %v, f ran %t; want the function's error, f not run", err, ran)
+	}
+}
+
+// riverTables counts River's tables (river_*) in schema.
+func riverTables(t *testing.T, pool *pgxpool.Pool, schema string) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(t.Context(), `SELECT COUNT(*) FROM pg_tables WHERE schemaname = $1 AND tablename LIKE 'river\_%'`, schema).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestRiverQueueMigratesRiver: River queues made at once on stores of one new schema apply each
+// of River's migrations once, in that schema, and a later Migrate leaves them alone.
+func TestRiverQueueMigratesRiver(t *testing.T) {
+	t.Parallel()
+	u := testURL(t)
+	schema := freshSchema(t, u)
+	logs := &countingHandler{counts: map[string]int{}}
+	logger := slog.New(slog.NewMultiHandler(logs, testLogger(t).Handler()))
+	const n = 3
+	stores := make([]*postgres.Store, n)
+	for i := range n {
+		s, err := postgres.Open(t.Context(), u, &postgres.Config{Schema: schema, Logger: logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		stores[i] = s
+	}
+	if got := riverTables(t, stores[0].Pool(), schema); got != 0 {
+		t.Fatalf("%d river_* tables before a River queue, want 0", got)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, s := range stores {
+		wg.Go(func() { _, errs[i] = s.NewRiverQueue(t.Context(), nil) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("NewRiverQueue %d: %v", i, err)
+		}
+	}
+	var rows, versions int
+	if err := stores[0].Pool().QueryRow(t.Context(), `SELECT COUNT(*), COUNT(DISTINCT version) FROM river_migration`).Scan(&rows, &versions); err != nil {
+		t.Fatal(err)
+	}
+	if rows == 0 || rows != versions {
+		t.Fatalf("river_migration: %d rows for %d versions", rows, versions)
+	}
+	if got := logs.count("river migration applied"); got != versions {
+		t.Errorf("River migrations applied %d times, want %d (once each)", got, versions)
+	}
+	if got := riverTables(t, stores[0].Pool(), schema); got < 2 {
+		t.Errorf("%d river_* tables in schema %s, want River's", got, schema)
 	}
 }

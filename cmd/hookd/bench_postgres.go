@@ -176,7 +176,7 @@ func (t *postgresTarget) open(ctx context.Context, name string, timeout time.Dur
 		cfg.Queue = queue
 	}
 	if t.river {
-		if cfg.Queue, err = store.NewRiverQueue(&hookd.QueueConfig{JobTimeout: cfg.JobTimeout}); err != nil {
+		if cfg.Queue, err = store.NewRiverQueue(ctx, &hookd.QueueConfig{JobTimeout: cfg.JobTimeout}); err != nil {
 			return nil, err
 		}
 	}

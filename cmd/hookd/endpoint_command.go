@@ -6,13 +6,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	svix "github.com/svix/svix-webhooks/go"
+
+	"github.com/hookd/hookd/delivery"
 )
 
 // runEndpoint handles "hookd endpoint add|list|get|scheme|disable|enable|rotate-secret|secret".
@@ -78,11 +83,42 @@ func runEndpointAdd(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
+	warnGuarded(ctx, e, *target)
 	if err := c.printEndpoint(ep, cmpOr(*scheme, "standard")); err != nil || c.json {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\nIts signing secret: hookd endpoint secret %s %s\n", pos[0], ep.Id)
 	return nil
+}
+
+// guardLookupTimeout bounds the lookup of warnGuarded: a slow resolver delays the command by
+// at most this much, and then it says nothing.
+const guardLookupTimeout = 2 * time.Second
+
+// warnGuarded warns on stderr when the host of the endpoint URL raw resolves, here, to an
+// address that the SSRF guard of hookd serve refuses unless --allow-subnets allows it: every
+// attempt to it would fail. A host that does not resolve in time gets no warning; the server's
+// resolver may answer differently, and the guard judges the address it dials.
+func warnGuarded(ctx context.Context, e *env, raw string) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return
+	}
+	host := u.Hostname()
+	var addrs []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{ip}
+	} else {
+		ctx, cancel := context.WithTimeout(ctx, guardLookupTimeout)
+		defer cancel()
+		addrs, _ = net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	}
+	for _, ip := range addrs {
+		if err := delivery.CheckAddress(ip, nil); err != nil {
+			fmt.Fprintf(e.stderr, "hookd: warning: %s resolves to %s, which hookd serve refuses by default (%v); unless the server allows it, every attempt to this endpoint fails\n", host, ip, err)
+			return
+		}
+	}
 }
 
 func runEndpointList(ctx context.Context, e *env, args []string) error {

@@ -12,7 +12,7 @@ import (
 // exits, so that a deployment can migrate once before it starts its processes (serve migrates
 // at start too; on PostgreSQL concurrent starts migrate once, under a lock).
 func runMigrate(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "migrate", "migrate [--db sqlite:PATH|postgres://...]\n\nApplies the database's migrations (hookd's, and River's on PostgreSQL) and exits.")
+	f := newFlags(e, "migrate", "migrate [--db sqlite:PATH|postgres://...]\n\nApplies hookd's migrations to the database and exits.")
 	dbFlag := f.String("db", "", "the database, as serve's --db (env HOOKD_DB, or DATABASE_URL; default sqlite:hookd.db)")
 	if err := f.parse(args); err != nil {
 		return err

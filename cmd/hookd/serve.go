@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hookd/hookd"
@@ -62,6 +63,23 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		return failf(hint, format, args...)
 	}
 
+	// The addresses are bound before anything is stored: a start that cannot listen leaves the
+	// database as it found it.
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.listen)
+	if err != nil {
+		return fail("choose another --listen, or stop what holds the address", "serve: %v", err)
+	}
+	defer ln.Close() // after Shutdown, a no-op
+	metricsHandler := &lateHandler{}
+	if cfg.metricsListen != "" {
+		ms, err := startMetrics(ctx, cfg.metricsListen, metricsHandler, logger)
+		if err != nil {
+			return fail("choose another --metrics-listen, or stop what holds the address", "serve: %v", err)
+		}
+		defer ms.shutdown(logger) // after the API's shutdown and the drain
+		fmt.Fprintf(e.stderr, "metrics on %s/metrics\n", ms.url)
+	}
+
 	store, err := openDB(ctx, cfg.db, logger)
 	if err != nil {
 		hint := "check that the directory exists and is writable, and that no other hookd uses the file"
@@ -87,6 +105,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		defer rq.Close() // after the client has stopped (deferred later, run earlier)
 	}
 	m := metrics.New(store, &metrics.Config{Logger: logger, Token: cfg.metricsToken})
+	metricsHandler.set(m)
 	client, err := hookd.NewClient(store, &hookd.Config{
 		Queue:         queue,
 		JobTimeout:    jobTimeout,
@@ -109,6 +128,27 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	if err != nil {
 		return fail("", "serve: %v", err)
 	}
+	// The queue stops when its Start context ends; it must outlive ctx to drain after the HTTP
+	// server, so it gets a context that is never cancelled and Stop ends it. A start-up failure
+	// after this point stops it again.
+	serving := false // true once the HTTP server runs; shutdown then stops the client
+	if cfg.role != roleAPI {
+		if err := client.Start(context.WithoutCancel(ctx)); err != nil {
+			hint := ""
+			if rq != nil {
+				hint = "check that Redis answers at --queue"
+			}
+			return fail(hint, "serve: %v", err)
+		}
+		defer func() {
+			if !serving {
+				stopCtx, cancel := context.WithTimeout(context.Background(), cfg.timeout+drainExtra)
+				defer cancel()
+				_ = client.Stop(stopCtx)
+			}
+		}()
+	}
+
 	mux := http.NewServeMux()
 	if cfg.metricsListen == "" {
 		mux.Handle("/metrics", m)
@@ -122,6 +162,14 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		auth, generated, err = server.NewTokenAuth(ctx, store, cfg.token, time.Now)
 		if err != nil {
 			return fail("", "serve: %v", err)
+		}
+		if generated != "" {
+			// Only its hash is stored: a failure from here on still shows it, so it is never lost.
+			defer func() {
+				if !serving {
+					fmt.Fprintf(e.stderr, "admin token (shown once, store it): %s\n", generated)
+				}
+			}()
 		}
 		api, err := server.New(client, &server.Config{
 			Auth:    auth,
@@ -142,31 +190,6 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 			mux.Handle(p, pages)
 		}
 		mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusSeeOther))
-	}
-
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.listen)
-	if err != nil {
-		return fail("choose another --listen, or stop what holds the address", "serve: %v", err)
-	}
-	defer ln.Close() // after Shutdown, a no-op
-	if cfg.metricsListen != "" {
-		ms, err := startMetrics(ctx, cfg.metricsListen, m, logger)
-		if err != nil {
-			return fail("choose another --metrics-listen, or stop what holds the address", "serve: %v", err)
-		}
-		defer ms.shutdown(logger) // after the API's shutdown and the drain
-		fmt.Fprintf(e.stderr, "metrics on %s/metrics\n", ms.url)
-	}
-	// The queue stops when its Start context ends; it must outlive ctx to drain after the HTTP
-	// server, so it gets a context that is never cancelled and Stop ends it.
-	if cfg.role != roleAPI {
-		if err := client.Start(context.WithoutCancel(ctx)); err != nil {
-			hint := ""
-			if rq != nil {
-				hint = "check that Redis answers at --queue"
-			}
-			return fail(hint, "serve: %v", err)
-		}
 	}
 
 	if generated != "" {
@@ -192,6 +215,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
+	serving = true
 	go func() { served <- srv.Serve(ln) }()
 
 	var serveErr error
@@ -233,4 +257,19 @@ func shutdown(srv *http.Server, client *hookd.Client, cfg *serveConfig, logger *
 	if err := client.Stop(ctx); err != nil {
 		logger.Warn("attempts still in flight were abandoned; they are made again on the next start", "error", err)
 	}
+}
+
+// lateHandler serves 503 until set gives it the handler to serve: the metrics listener is bound
+// before the database that /metrics reads is open.
+type lateHandler struct{ h atomic.Pointer[http.Handler] }
+
+func (l *lateHandler) set(h http.Handler) { l.h.Store(&h) }
+
+func (l *lateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := l.h.Load()
+	if h == nil {
+		http.Error(w, "starting", http.StatusServiceUnavailable)
+		return
+	}
+	(*h).ServeHTTP(w, r)
 }

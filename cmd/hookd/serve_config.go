@@ -67,7 +67,7 @@ CPU, at most 400 (here: %d).
 
 Several processes share one PostgreSQL database: each attempt is made by one of them.
 --role api runs only the HTTP API, --role worker only the workers (with /metrics and
-/api/v1/health). SQLite is one process's file.
+/api/v1/health); they need PostgreSQL. SQLite is one process's file: --role all only.
 
 With --queue, the jobs wait in Redis and the deliveries stay in the database. A
 pending delivery whose job Redis lost (a Redis restarted empty, a crash between a
@@ -243,6 +243,12 @@ func parseServeConfig(e *env, args []string, lookupEnv func(string) (string, boo
 			}
 			return nil, usageErrorf(hint, "%s%s: %v", from, shown, err)
 		}
+	}
+	// A split role needs a second process on the same database, and an SQLite file is one
+	// process's: an API alone would accept messages that no worker ever delivers.
+	if c.role != roleAll && c.db.postgresURL == "" {
+		return nil, usageErrorf("use --db postgres://... for split roles, or --role all (the default) on SQLite",
+			"--role %s: split roles need PostgreSQL; SQLite (%s) is one process's file", c.role, c.db)
 	}
 	return c, nil
 }
