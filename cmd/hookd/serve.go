@@ -96,6 +96,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		RetrySchedule: cfg.retrySchedule,
 		MaxPayload:    cfg.maxPayload,
 		OnAttempt:     m.OnAttempt,
+		Retention:     cfg.retention,
 
 		OperationalWebhookURL:    cfg.opsURL,
 		OperationalWebhookSecret: cfg.opsSecret,
@@ -109,6 +110,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	if err != nil {
 		return fail("", "serve: %v", err)
 	}
+	m.CountRetention(client.RetentionDeleted)
 	mux := http.NewServeMux()
 	if cfg.metricsListen == "" {
 		mux.Handle("/metrics", m)
