@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -54,5 +55,72 @@ func TestDeleteOldMessagesOneAtATime(t *testing.T) {
 	}
 	if _, err := b.store.GetMessage(ctx, app.ID, msg.ID); !errors.Is(err, hookd.ErrNotFound) {
 		t.Fatalf("message after the cleaner: %v, want ErrNotFound", err)
+	}
+}
+
+// TestDeleteOldMessagesBesideSends: while a client's cleaner deletes 10,000 old messages and
+// their deliveries, sends on the same database go on and each is answered within a generous
+// bound.
+func TestDeleteOldMessagesBesideSends(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 20,000 rows")
+	}
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	const old = 10000
+	past := time.Now().Add(-30 * 24 * time.Hour).UTC().Truncate(time.Microsecond)
+	app := hookd.Application{ID: "app_bulk", Name: "Bulk", CreatedAt: past, UpdatedAt: past}
+	err := b.store.InTx(ctx, func(tx hookd.Tx) error {
+		if err := tx.InsertApplication(ctx, &app); err != nil {
+			return err
+		}
+		ds := make([]hookd.Delivery, 0, old)
+		for i := range old {
+			m := hookd.Message{ID: fmt.Sprintf("msg_old%06d", i), AppID: app.ID, EventType: "a.b", Payload: []byte(`{}`), CreatedAt: past}
+			if _, _, err := tx.InsertMessage(ctx, &m); err != nil {
+				return err
+			}
+			ds = append(ds, hookd.Delivery{ID: fmt.Sprintf("dlv_old%06d", i), MessageID: m.ID, EndpointID: "ep_gone", AppID: app.ID,
+				Status: hookd.DeliveryDelivered, CreatedAt: past, UpdatedAt: past})
+		}
+		return tx.InsertDeliveries(ctx, ds)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := hookd.NewClient(b.store, &hookd.Config{Retention: hookd.MinRetention})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		deleted hookd.RetentionCount
+		delErr  error
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		deleted, delErr = c.DeleteOldMessages(ctx)
+	}()
+	sends, slowest := 0, time.Duration(0)
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		start := time.Now()
+		if _, err := c.Send(ctx, app.ID, &hookd.MessageIn{EventType: "a.b", Payload: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+		slowest = max(slowest, time.Since(start))
+		sends++
+	}
+	if delErr != nil || deleted != (hookd.RetentionCount{Messages: old, Deliveries: old}) {
+		t.Fatalf("deleted %+v, %v; want %d messages and deliveries", deleted, delErr, old)
+	}
+	t.Logf("%d sends while the cleaner ran, the slowest answered in %s", sends, slowest)
+	if slowest > 2*time.Second {
+		t.Fatalf("a send waited %s while the cleaner ran", slowest)
 	}
 }
