@@ -45,6 +45,21 @@ func TestRetention(t *testing.T) {
 	b.age(t, 3*24*time.Hour, old.Message.ID, stuck.Message.ID)
 	b.age(t, 12*time.Hour, recent.Message.ID)
 
+	// A manual retry of the old message still queued goes with it; the pending retry stays.
+	if _, err := b.store.DB().ExecContext(b.ctx, `INSERT INTO hookd_jobs (lane, run_at, delivery_id, attempt) VALUES ('manual', ?, ?, 2)`,
+		time.Now().Add(time.Hour).UnixMicro(), oldDelivery.ID); err != nil {
+		t.Fatal(err)
+	}
+	stuckDelivery := b.waitStatus(t, stuck.Message.ID, bad.ID, hookd.DeliveryPending)
+	jobs := func(deliveryID string) int {
+		t.Helper()
+		var n int
+		if err := b.store.DB().QueryRowContext(b.ctx, `SELECT count(*) FROM hookd_jobs WHERE delivery_id = ?`, deliveryID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
 	rcfg := testConfig()
 	rcfg.Retention = 2 * 24 * time.Hour
 	c, err := hookd.NewClient(b.store, rcfg) // not started: the test runs the cleaner itself
@@ -74,6 +89,12 @@ func TestRetention(t *testing.T) {
 	}
 	if d := b.waitStatus(t, stuck.Message.ID, bad.ID, hookd.DeliveryPending); d.Attempts != 1 {
 		t.Fatalf("pending delivery after the cleaner: %+v", d)
+	}
+	if got := jobs(oldDelivery.ID); got != 0 {
+		t.Fatalf("%d jobs of the deleted delivery left", got)
+	}
+	if got := jobs(stuckDelivery.ID); got != 1 {
+		t.Fatalf("%d jobs of the pending delivery, want its retry", got)
 	}
 	if n, err := c.DeleteOldMessages(b.ctx); err != nil || n != (hookd.RetentionCount{}) {
 		t.Fatalf("second run deleted %+v, %v; want nothing", n, err)
