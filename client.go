@@ -38,6 +38,9 @@ type Client struct {
 	sweepDone chan struct{}
 	bgCtx     context.Context // background recoveries' (recover.go); nil when not started
 	bg        sync.WaitGroup  // background recoveries running
+
+	retainDone chan struct{} // closes when the retention cleaner returns (retention.go)
+	retained   retentionTotal
 }
 
 // NewClient returns a Client on store. A nil cfg means every default.
@@ -114,6 +117,7 @@ func (c *Client) Start(ctx context.Context) error {
 		defer close(c.sweepDone)
 		c.sweepPayloads(recCtx)
 	}()
+	c.retainDone = c.startRetention(recCtx)
 	c.cancel = cancel
 	c.bgCtx = recCtx
 	c.started = true
@@ -145,6 +149,7 @@ func (c *Client) Stop(ctx context.Context) error {
 	c.cancel()
 	<-c.recDone
 	<-c.sweepDone
+	<-c.retainDone
 	c.bg.Wait()
 	c.bgCtx = nil
 	c.http.CloseIdleConnections()

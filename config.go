@@ -103,6 +103,10 @@ type Config struct {
 	// OnAttempt, when set, is called after each attempt is recorded, with the delivery's new
 	// status (metrics hook). It must not block. Default: none.
 	OnAttempt func(a *Attempt, status DeliveryStatus)
+	// Retention, when set, is how long messages are kept: a started Client deletes those created
+	// longer ago, with their deliveries and attempts, once none of their deliveries is pending
+	// (retention.go). At least MinRetention. Default: 0, messages are kept forever.
+	Retention time.Duration
 	// Now is the clock; the times it gives are kept to the microsecond. Default: time.Now.
 	Now func() time.Time
 	// Rand returns a number in [0, 1) for jitter. Default: math/rand/v2.
@@ -184,6 +188,9 @@ func (c *Config) validate() error {
 		if d < 0 {
 			return fmt.Errorf("hookd: Config.RetrySchedule[%d] is %s: waits must be zero or positive", i, d)
 		}
+	}
+	if c.Retention != 0 && c.Retention < MinRetention {
+		return fmt.Errorf("hookd: Config.Retention is %s: keep messages at least %s, or leave it 0 to keep them forever", c.Retention, MinRetention)
 	}
 	if c.Jitter >= 1 {
 		return fmt.Errorf("hookd: Config.Jitter is %g: use a fraction below 1 (0.2 spreads waits by ±20%%)", c.Jitter)

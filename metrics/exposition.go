@@ -65,7 +65,12 @@ func (m *Metrics) writeCounters(b *bytes.Buffer) {
 	}
 	buckets := slices.Clone(m.buckets)
 	sum, count := m.durSum, m.durCount
+	retention := m.retention
 	m.mu.Unlock()
+	var deleted hookd.RetentionCount
+	if retention != nil {
+		deleted = retention()
+	}
 
 	family(b, "hookd_attempts_total", "counter", "Attempts recorded, by trigger (scheduled, manual) and outcome (success, gone, throttled, redirect, failure, error: no response).")
 	for i, k := range attempts {
@@ -84,6 +89,10 @@ func (m *Metrics) writeCounters(b *bytes.Buffer) {
 	for i, s := range statuses {
 		sample(b, "hookd_deliveries_total", []string{"status", string(s)}, float64(deliveryCounts[i]))
 	}
+	family(b, "hookd_retention_deleted_total", "counter", "Rows the retention cleaner deleted, by kind (messages, deliveries, attempts).")
+	sample(b, "hookd_retention_deleted_total", []string{"kind", "attempts"}, float64(deleted.Attempts))
+	sample(b, "hookd_retention_deleted_total", []string{"kind", "deliveries"}, float64(deleted.Deliveries))
+	sample(b, "hookd_retention_deleted_total", []string{"kind", "messages"}, float64(deleted.Messages))
 }
 
 func (m *Metrics) writeBacklog(b *bytes.Buffer, pending []hookd.PendingEndpoint) {

@@ -27,6 +27,8 @@
 //	hookd_endpoint_oldest_pending_seconds{app_id, endpoint_id} gauge: age of its oldest
 //	hookd_store_up                                     gauge: 1 when this scrape read the backlog
 //	hookd_build_info{version, revision, goversion}     gauge: always 1; the labels name the build
+//	hookd_retention_deleted_total{kind}                counter: rows the retention cleaner deleted:
+//	                                                   messages, deliveries or attempts (CountRetention)
 //
 // Counters start at zero with the process. The backlog families come from the store, so every
 // process on one database reports the same backlog; when the store cannot be read they are left
@@ -121,6 +123,7 @@ type Metrics struct {
 	buckets    []uint64 // per bound of durationBuckets, not cumulative
 	durSum     float64
 	durCount   uint64
+	retention  func() hookd.RetentionCount
 }
 
 // New returns Metrics whose backlog families read backlog (nil: no backlog families).
@@ -164,6 +167,14 @@ func (m *Metrics) OnAttempt(a *hookd.Attempt, status hookd.DeliveryStatus) {
 	}
 	m.durSum += secs
 	m.durCount++
+}
+
+// CountRetention makes the scrapes report what deleted returns, such as
+// hookd.Client.RetentionDeleted, as hookd_retention_deleted_total; without it the family reads 0.
+func (m *Metrics) CountRetention(deleted func() hookd.RetentionCount) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.retention = deleted
 }
 
 // outcomeOf names an attempt's outcome as package delivery classifies its status; "error" when no

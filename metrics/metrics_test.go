@@ -159,3 +159,19 @@ func TestBuildInfo(t *testing.T) {
 		}
 	}
 }
+
+func TestRetentionCounter(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(nil, nil)
+	has(t, scrape(t, m),
+		"# TYPE hookd_retention_deleted_total counter",
+		`hookd_retention_deleted_total{kind="messages"} 0`,
+	)
+	deleted := hookd.RetentionCount{Messages: 3, Deliveries: 5, Attempts: 7}
+	m.CountRetention(func() hookd.RetentionCount { return deleted })
+	has(t, scrape(t, m),
+		`hookd_retention_deleted_total{kind="attempts"} 7`,
+		`hookd_retention_deleted_total{kind="deliveries"} 5`,
+		`hookd_retention_deleted_total{kind="messages"} 3`,
+	)
+}

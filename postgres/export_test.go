@@ -37,3 +37,6 @@ const (
 	LoadWorkBatchSQL  = loadWorkBatchSQL
 	RecordAttemptsSQL = recordAttemptsSQL
 )
+
+// RetentionLockKey is the advisory lock key of the retention cleaner in schema.
+var RetentionLockKey = retentionLockKey

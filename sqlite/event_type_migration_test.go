@@ -38,6 +38,7 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 		`ALTER TABLE hookd_event_types DROP COLUMN deprecated`,
 		`ALTER TABLE hookd_tokens DROP COLUMN read_only`, // migration 10's
 		`ALTER TABLE hookd_tokens DROP COLUMN feature_flags`,
+		`DROP INDEX hookd_messages_created_at`, // migration 11's
 		`DELETE FROM hookd_migrations WHERE version >= 7`,
 	} {
 		if _, err := s.DB().ExecContext(ctx, q); err != nil {

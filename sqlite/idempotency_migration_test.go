@@ -25,6 +25,7 @@ func TestIdempotencyDigestMigration(t *testing.T) {
 		`ALTER TABLE hookd_idempotency DROP COLUMN request_hash`,
 		`ALTER TABLE hookd_tokens DROP COLUMN read_only`, // migration 10's
 		`ALTER TABLE hookd_tokens DROP COLUMN feature_flags`,
+		`DROP INDEX hookd_messages_created_at`, // migration 11's
 		`DELETE FROM hookd_migrations WHERE version >= 9`,
 	} {
 		if _, err := s.DB().ExecContext(ctx, q); err != nil {

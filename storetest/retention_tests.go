@@ -2,13 +2,72 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hookd/hookd"
 )
 
 // retentionTests pin payload expiry: PayloadExpiresAt reads back, ExpirePayloads deletes the
-// payloads expired at its now in batches of at most limit, and an expunge clears the expiry.
+// payloads expired at its now in batches of at most limit, and an expunge clears the expiry. They
+// pin message retention too: DeleteOldMessages deletes the messages created before its time,
+// oldest first and at most limit at once, with their deliveries, attempts and tags, and keeps a
+// message with a pending delivery.
 var retentionTests = []test{
+	{"DeleteOldMessages", func(t *testing.T, f *fixture) {
+		mr, ok := f.store.(hookd.MessageRetainer)
+		if !ok {
+			t.Fatal("the store does not implement hookd.MessageRetainer")
+		}
+		app := f.newApp()
+		ep := f.newEndpoint(app.ID)
+		created := func(n int) func(*hookd.Message) {
+			return func(m *hookd.Message) { m.CreatedAt, m.Tags, m.Channels = at(n), []string{"old"}, []string{"c"} }
+		}
+		delivered := func(m hookd.Message) (hookd.Delivery, hookd.Attempt) {
+			d := f.newDelivery(m, ep.ID)
+			a := attempt(d, 1, m.CreatedAt.Add(time.Second), succeeded)
+			f.record(hookd.AttemptRecord{Attempt: a, Status: hookd.DeliveryDelivered})
+			return d, a
+		}
+		old1 := f.newMessage(app.ID, created(10))
+		d1, a1 := delivered(old1)
+		old2 := f.newMessage(app.ID, created(20))
+		pending := f.newMessage(app.ID, created(5))
+		dp := f.newDelivery(pending, ep.ID)
+		young := f.newMessage(app.ID, created(100))
+		dy, _ := delivered(young)
+
+		n, err := mr.DeleteOldMessages(f.ctx, at(5), 10)
+		f.noErr(err)
+		equal(t, "nothing created before", hookd.RetentionCount{}, n)
+		n, err = mr.DeleteOldMessages(f.ctx, at(50), 1)
+		f.noErr(err)
+		equal(t, "first batch: the oldest without a pending delivery", hookd.RetentionCount{Messages: 1, Deliveries: 1, Attempts: 1}, n)
+		_, err = f.store.GetMessage(f.ctx, app.ID, old1.ID)
+		f.isErr(err, hookd.ErrNotFound)
+		_, err = f.store.GetDelivery(f.ctx, d1.ID)
+		f.isErr(err, hookd.ErrNotFound)
+		_, err = f.store.GetAttempt(f.ctx, a1.ID)
+		f.isErr(err, hookd.ErrNotFound)
+		n, err = mr.DeleteOldMessages(f.ctx, at(50), 1)
+		f.noErr(err)
+		equal(t, "second batch", hookd.RetentionCount{Messages: 1}, n)
+		n, err = mr.DeleteOldMessages(f.ctx, at(50), 1)
+		f.noErr(err)
+		equal(t, "nothing left", hookd.RetentionCount{}, n)
+
+		for _, m := range []hookd.Message{pending, young} {
+			got, err := f.store.GetMessage(f.ctx, app.ID, m.ID)
+			f.noErr(err)
+			equal(t, "kept message", m, *got)
+		}
+		equal(t, "kept pending delivery", hookd.DeliveryPending, f.getDelivery(dp.ID).Status)
+		equal(t, "kept delivered delivery", hookd.DeliveryDelivered, f.getDelivery(dy.ID).Status)
+		equal(t, "tag rows of the deleted", []string{young.ID, pending.ID}, f.listMessages(hookd.MessageFilter{AppID: app.ID, Tag: "old"}))
+		equal(t, "channel rows of the deleted", []string{young.ID, pending.ID}, f.listMessages(hookd.MessageFilter{AppID: app.ID, Channel: "c"}))
+		_, err = f.store.GetMessage(f.ctx, app.ID, old2.ID)
+		f.isErr(err, hookd.ErrNotFound)
+	}},
 	{"ExpirePayloads", func(t *testing.T, f *fixture) {
 		pe, ok := f.store.(hookd.PayloadExpirer)
 		if !ok {

@@ -115,6 +115,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		RetrySchedule: cfg.retrySchedule,
 		MaxPayload:    cfg.maxPayload,
 		OnAttempt:     m.OnAttempt,
+		Retention:     cfg.retention,
 
 		OperationalWebhookURL:    cfg.opsURL,
 		OperationalWebhookSecret: cfg.opsSecret,
@@ -128,6 +129,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	if err != nil {
 		return fail("", "serve: %v", err)
 	}
+	m.CountRetention(client.RetentionDeleted)
 	// The queue stops when its Start context ends; it must outlive ctx to drain after the HTTP
 	// server, so it gets a context that is never cancelled and Stop ends it. A start-up failure
 	// after this point stops it again.

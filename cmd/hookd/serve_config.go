@@ -25,6 +25,7 @@ const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH|postgres://...] [--q
              [--queue-namespace NAME] [--sweep-after D] [--role all|api|worker]
              [--token TOKEN] [--allow-subnets CIDRS]
              [--retry-schedule WAITS] [--timeout D] [--workers N] [--max-payload SIZE]
+             [--retention DAYS|none]
              [--main-key KEY] [--signature-headers both|webhook|svix]
              [--max-endpoints-per-app N] [--max-messages-per-second-per-app RATE]
              [--message-burst-per-app N] [--metrics-listen ADDR] [--metrics-token TOKEN]
@@ -93,6 +94,7 @@ type serveConfig struct {
 	timeout        time.Duration
 	workers        map[hookd.Lane]int
 	maxPayload     int
+	retention      time.Duration // messages kept; 0: forever
 	logJSON        bool
 	logLevel       slog.Level
 	opsURL         string // operational webhooks; empty: none
@@ -159,6 +161,9 @@ func serveSettings() []*setting {
 		{name: "max-payload", envs: []string{"HOOKD_MAX_PAYLOAD"}, def: "1MiB",
 			usage: "the largest message payload (`SIZE`): bytes, or a number with KiB, MiB, KB or MB",
 			parse: parseMaxPayload},
+		{name: "retention", envs: []string{"HOOKD_RETENTION"}, def: "90d",
+			usage: "how long messages and their attempts are kept (`DAYS`, e.g. 90d, or a duration such as 720h; at least 1d), or none to keep them forever; a message whose delivery is still pending is kept until it ends",
+			parse: parseRetention},
 		{name: "operational-webhook-url", envs: []string{"HOOKD_OPERATIONAL_WEBHOOK_URL"},
 			usage: "`URL` that receives operational webhooks (endpoint.disabled, message.attempt.exhausted, ...), signed (default none)",
 			parse: parseOpsURL},
@@ -406,6 +411,28 @@ func parseTimeout(c *serveConfig, v string) error {
 		return errors.New("use a duration above zero, e.g. 15s or 1m30s")
 	}
 	c.timeout = d
+	return nil
+}
+
+// parseRetention reads --retention: a number of days with d, a Go duration, or none.
+func parseRetention(c *serveConfig, v string) error {
+	if v == "none" {
+		c.retention = 0
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		var n int
+		n, err = strconv.Atoi(days)
+		d = time.Duration(n) * 24 * time.Hour
+		if n > 100*365 {
+			err = errors.New("too long")
+		}
+	}
+	if err != nil || d < hookd.MinRetention {
+		return errors.New("use a number of days of at least 1 (e.g. 90d), a duration of at least 24h, or none")
+	}
+	c.retention = d
 	return nil
 }
 

@@ -341,6 +341,7 @@ func TestServeConfig(t *testing.T) {
 		workers:       map[hookd.Lane]int{hookd.LaneFirst: n, hookd.LaneRetry: n / 2, hookd.LaneManual: n / 10},
 		sweepAfter:    time.Minute,
 		maxEndpoints:  hookd.DefaultMaxEndpointsPerApp, messageRate: hookd.DefaultMessageRatePerApp,
+		retention: 90 * 24 * time.Hour,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -359,6 +360,7 @@ func TestServeConfig(t *testing.T) {
 		retrySchedule: []time.Duration{}, timeout: 3 * time.Second, maxPayload: 512 << 10, logJSON: true, logLevel: slog.LevelWarn,
 		workers:    map[hookd.Lane]int{hookd.LaneFirst: 1, hookd.LaneRetry: 1, hookd.LaneManual: 1},
 		sweepAfter: 2 * time.Second, maxEndpoints: hookd.DefaultMaxEndpointsPerApp, messageRate: hookd.DefaultMessageRatePerApp,
+		retention: 90 * 24 * time.Hour,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("from the environment:\n got %+v\nwant %+v", c, want)

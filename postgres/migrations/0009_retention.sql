@@ -1,0 +1,3 @@
+-- hookd schema on PostgreSQL, version 9: the index the retention cleaner walks, oldest messages
+-- first.
+CREATE INDEX hookd_messages_created_at ON hookd_messages (created_at);
