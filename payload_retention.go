@@ -39,14 +39,24 @@ func (c *Client) ExpirePayloads(ctx context.Context) (int, error) {
 
 // sweepPayloads runs ExpirePayloads until ctx ends.
 func (c *Client) sweepPayloads(ctx context.Context) {
+	c.runPeriodically(ctx, "payload sweep", payloadSweepIdle, payloadSweepRetry, func(ctx context.Context) error {
+		_, err := c.ExpirePayloads(ctx)
+		return err
+	})
+}
+
+// runPeriodically runs pass at once and then every idle until ctx ends; after a failure, which it
+// logs under what, it runs it again after retry. The background cleaners (payloads, retention)
+// share it.
+func (c *Client) runPeriodically(ctx context.Context, what string, idle, retry time.Duration, pass func(context.Context) error) {
 	for {
-		wait := payloadSweepIdle
-		if _, err := c.ExpirePayloads(ctx); err != nil {
+		wait := idle
+		if err := pass(ctx); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			c.cfg.Logger.Error("payload sweep", "error", err)
-			wait = payloadSweepRetry
+			c.cfg.Logger.Error(what, "error", err)
+			wait = retry
 		}
 		t := time.NewTimer(wait)
 		select {

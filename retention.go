@@ -95,23 +95,10 @@ func (c *Client) startRetention(ctx context.Context) chan struct{} {
 	}
 	go func() {
 		defer close(done)
-		for {
-			wait := retentionIdle
-			if _, err := c.DeleteOldMessages(ctx); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				c.cfg.Logger.Error("retention", "error", err)
-				wait = retentionRetry
-			}
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-		}
+		c.runPeriodically(ctx, "retention", retentionIdle, retentionRetry, func(ctx context.Context) error {
+			_, err := c.DeleteOldMessages(ctx)
+			return err
+		})
 	}()
 	return done
 }
