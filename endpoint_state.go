@@ -1,6 +1,7 @@
 package hookd
 
 import (
+	"errors"
 	"sync"
 	"time"
 )
@@ -88,6 +89,11 @@ type admission struct {
 	wait   time.Duration // > 0: snooze this long
 	reason string
 	probe  bool // this attempt is the circuit's half-open probe
+	// notSent, when set, says the try is not made and is recorded as a failed attempt with this
+	// text: it fell due while the endpoint's circuit was open. The schedule moves on as after any
+	// failure, so a dead endpoint's backlog ends within its schedule rather than waiting behind
+	// probes, and each pending delivery's next attempt is the time its schedule says.
+	notSent string
 	// waiter, when the attempt was refused only by the cap of an endpoint whose attempts take
 	// less than capWait on average, is the attempt's place in the endpoint's line for a slot.
 	waiter *slotWaiter
@@ -112,6 +118,7 @@ type isolation struct {
 	circuitThreshold int // < 0: no circuit breaker
 	rate             int // messages per second; 0: none
 	timeout          time.Duration
+	manual           bool // a manual attempt: an operator's explicit act goes through an open circuit
 }
 
 // admit decides whether an attempt to the endpoint may start now. When it may, the attempt counts
@@ -130,7 +137,7 @@ func (s *endpointStates) admit(id string, lim isolation, now time.Time, jitter f
 		st.woken--
 	}
 	adm := st.admit(lim, now, jitter, woken != nil)
-	if adm.wait > 0 {
+	if adm.wait > 0 || adm.notSent != "" {
 		st.wakeFree() // a slot this attempt leaves goes to the next in line
 	}
 	return adm
@@ -142,13 +149,13 @@ func (st *endpointState) admit(lim isolation, now time.Time, jitter float64, wok
 		return admission{wait: spread(st.throttledUntil.Sub(now)), reason: "endpoint throttled"}
 	}
 	probe := false
-	if lim.circuitThreshold >= 0 && !st.openUntil.IsZero() {
-		if now.Before(st.openUntil) || st.probing {
-			wait := st.openUntil.Sub(now)
-			if wait <= 0 {
-				wait = st.cooldown
-			}
-			return admission{wait: spread(wait), reason: "circuit open"}
+	if lim.circuitThreshold >= 0 && !st.openUntil.IsZero() && !lim.manual {
+		switch {
+		case now.Before(st.openUntil):
+			return admission{notSent: errCircuitOpen.Error()}
+		case st.probing:
+			// The probe ends within the attempt timeout: wait for its verdict, no longer.
+			return admission{wait: spread(probeWait(lim.timeout)), reason: "circuit half-open, waiting for its probe"}
 		}
 		probe = true
 	}
@@ -182,6 +189,18 @@ func (st *endpointState) admit(lim isolation, now time.Time, jitter float64, wok
 		st.probing = true
 	}
 	return admission{probe: probe}
+}
+
+// errCircuitOpen is the error of a try recorded without being sent, its endpoint's circuit open.
+var errCircuitOpen = errors.New("circuit open: not sent")
+
+// probeWait is how long a try waits while the circuit's probe is in flight: the attempt timeout,
+// which the probe cannot outlast (a second when there is none).
+func probeWait(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return time.Second
+	}
+	return timeout
 }
 
 // free is the number of slots neither in flight nor kept for a woken waiter; negative capacity:

@@ -53,7 +53,10 @@ func (c *Client) workJob(ctx context.Context, job Job) error {
 		return c.cancelDelivery(ctx, d, "endpoint disabled", manual)
 	}
 
-	adm, now := c.admit(ctx, ep, now)
+	adm, now := c.admit(ctx, ep, now, manual)
+	if adm.notSent != "" {
+		return c.finish(ctx, job, d, m, ep, adm, now, &delivery.Result{Outcome: delivery.Failure, Err: errCircuitOpen})
+	}
 	if adm.wait > 0 {
 		return Snooze(adm.wait, adm.reason)
 	}
@@ -68,7 +71,7 @@ func (c *Client) workJob(ctx context.Context, job Job) error {
 		c.states.abandon(ep.ID, now, adm.probe)
 		return ctx.Err()
 	}
-	return c.finish(ctx, job, d, m, ep, adm.probe, now, res)
+	return c.finish(ctx, job, d, m, ep, adm, now, res)
 }
 
 // loadWork reads a delivery with its message, through the coalescing loader when the store has one.
@@ -82,8 +85,9 @@ func (c *Client) loadWork(ctx context.Context, deliveryID string) (*Delivery, *M
 // admit asks the endpoint's state whether the attempt may start. Refused by the cap of a fast
 // endpoint, it waits up to capWait for a slot to free (see capWait). It returns the verdict and
 // the time it was given.
-func (c *Client) admit(ctx context.Context, ep *Endpoint, now time.Time) (admission, time.Time) {
+func (c *Client) admit(ctx context.Context, ep *Endpoint, now time.Time, manual bool) (admission, time.Time) {
 	lim := c.limits(ep)
+	lim.manual = manual
 	adm := c.states.admit(ep.ID, lim, now, c.cfg.Rand(), nil)
 	if adm.waiter == nil {
 		return adm, now
@@ -217,7 +221,10 @@ func envelope(m *Message) ([]byte, error) {
 
 // finish records the attempt and decides what follows, in one transaction: the attempt row, the
 // delivery's state, the endpoint's health, the next job, and any operational event.
-func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, ep *Endpoint, probe bool, at time.Time, res *delivery.Result) error {
+//
+// adm is the admission the attempt had; one that was not sent (adm.notSent) is recorded as a failed
+// attempt but leaves the endpoint's state alone, since nothing was in flight.
+func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, ep *Endpoint, adm admission, at time.Time, res *delivery.Result) error {
 	now := c.now()
 	a := Attempt{
 		ID: newID(prefixAttempt), DeliveryID: d.ID, MessageID: m.ID, EndpointID: ep.ID, AppID: d.AppID,
@@ -282,10 +289,13 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 		w.disable = &endpointDisable{id: ep.ID, reason: disable, at: now}
 	}
 	err := c.rec.write(ctx, w)
-	change, cooldown := c.states.release(ep.ID, outcome{
-		started: at, success: a.Success, dur: res.Duration, throttle: throttle, probe: probe,
-		threshold: c.cfg.CircuitThreshold, cooldown: c.cfg.CircuitCooldown, maxCool: c.cfg.CircuitMaxCooldown,
-	}, now)
+	change, cooldown := circuitKept, time.Duration(0)
+	if adm.notSent == "" {
+		change, cooldown = c.states.release(ep.ID, outcome{
+			started: at, success: a.Success, dur: res.Duration, throttle: throttle, probe: adm.probe,
+			threshold: c.cfg.CircuitThreshold, cooldown: c.cfg.CircuitCooldown, maxCool: c.cfg.CircuitMaxCooldown,
+		}, now)
+	}
 	if disable != "" {
 		c.states.invalidate(ep.ID)
 	}

@@ -167,8 +167,8 @@ func redisRestartRun(t *testing.T, bin string, r localRedis, redisURL, db string
 	ns := "hookd-outage-" + hex.EncodeToString(b)
 	paths := []string{"/a", "/b", "/retried"}
 	// "/retried" refuses the first attempt of one message in four: the retries of those wait in
-	// Redis too. Never all of them, lest ten failures in a row open the endpoint's circuit, whose
-	// snoozes would hold the deliveries back for minutes.
+	// Redis too. Never all of them, lest ten failures in a row open the endpoint's circuit, which
+	// would record the tries due meanwhile as not sent and exhaust the short schedule.
 	firsts := 0
 	recv := newFlakyReceiver(func(path string, refused int) bool {
 		if path != "/retried" || refused > 0 {
