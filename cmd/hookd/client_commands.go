@@ -254,7 +254,8 @@ func errorBody(body []byte) (code, detail string) {
 }
 
 // parseArgs parses flags placed before, between or after the positional arguments and returns
-// exactly len(names) positionals; names (e.g. "APP", "EP") appear in the usage errors.
+// the positionals: exactly len(names), or fewer where the names left out are optional, written in
+// brackets ("[APP]"); names (e.g. "APP", "EP") appear in the usage errors.
 func (f *flags) parseArgs(args []string, names ...string) ([]string, error) {
 	hint := fmt.Sprintf("run \"%s --help\" for the usage", f.Name())
 	var pos []string
@@ -278,8 +279,12 @@ func (f *flags) parseArgs(args []string, names ...string) ([]string, error) {
 		pos = append(pos, after[0])
 		rest = after[1:]
 	}
-	if len(pos) < len(names) {
-		return nil, usageErrorf(hint, "%s: missing %s", strings.TrimPrefix(f.Name(), "hookd "), strings.Join(names[len(pos):], " "))
+	required := len(names)
+	for required > 0 && strings.HasPrefix(names[required-1], "[") {
+		required--
+	}
+	if len(pos) < required {
+		return nil, usageErrorf(hint, "%s: missing %s", strings.TrimPrefix(f.Name(), "hookd "), strings.Join(names[len(pos):required], " "))
 	}
 	if len(pos) > len(names) {
 		return nil, usageErrorf(hint, "%s: unexpected argument %q", strings.TrimPrefix(f.Name(), "hookd "), pos[len(names)])

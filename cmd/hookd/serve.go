@@ -199,6 +199,9 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	}
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(e.stderr, "listening on %s\n", url)
+	if cfg.role != roleWorker {
+		fmt.Fprintf(e.stderr, "dashboard on %s/ui/\n", url)
+	}
 	if len(cfg.frameAncestors) > 0 && !strings.HasPrefix(cfg.publicURL, "https://") {
 		logger.Warn("the portal may be framed, but its cookie works in a frame only over HTTPS: set an https --public-url")
 	}
