@@ -58,7 +58,8 @@
 // backlog families come from the store, so every process on one database reports the same backlog;
 // when the store cannot be read they are left out and hookd_store_up is 0. hookd_queue_jobs is left
 // out of a scrape that cannot read the queue. The circuits are each process's own. Endpoints get
-// series of their own up to Config.MaxEndpoints. The riverqueue queue does not report its depth.
+// series of their own up to Config.MaxEndpoints. The depth comes from a hookd.QueueDepther: the
+// sqlite and postgres stores' own queues, redisqueue, riverqueue and postgres.RiverQueue are.
 package metrics
 
 import (

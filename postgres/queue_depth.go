@@ -8,7 +8,10 @@ import (
 	"github.com/hookd/hookd"
 )
 
-var _ hookd.QueueDepther = (*Queue)(nil)
+var (
+	_ hookd.QueueDepther = (*Queue)(nil)
+	_ hookd.QueueDepther = (*RiverQueue)(nil)
+)
 
 // queueDepthSQL counts the jobs of each lane, due or not, on the index hookd_jobs_due (lane,
 // run_at), which holds every column it reads.
@@ -36,6 +39,11 @@ func (q *Queue) QueueDepth(ctx context.Context) ([]hookd.LaneDepth, error) {
 		return nil, fmt.Errorf("postgres: queue depth: %w", err)
 	}
 	return out, nil
+}
+
+// QueueDepth counts the jobs of each lane in River's river_job table (riverqueue's QueueDepth).
+func (q *RiverQueue) QueueDepth(ctx context.Context) ([]hookd.LaneDepth, error) {
+	return q.pgx.QueueDepth(ctx)
 }
 
 // addDepth adds n jobs of lane, due or scheduled, to ds.
