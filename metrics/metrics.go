@@ -48,7 +48,8 @@
 //	hookd_http_requests_total{route, method, code}     counter: API requests answered (Instrument)
 //	hookd_http_request_duration_seconds{route, method} histogram: time to answer one
 //	go_*, process_*                                    the Go runtime and the process (client_golang's
-//	                                                   collectors; process_* on Linux and Windows)
+//	                                                   collectors; process_* where they can read the
+//	                                                   process, Linux among them)
 //
 // route is the pattern of the API route that matched ("GET /api/v1/app/{app_id}/msg"), never the
 // path: ids in paths would make the series unbounded. A request no route matches has route
@@ -90,8 +91,8 @@ type Config struct {
 	// ScrapeTimeout bounds the store and queue reads of one scrape. Default: 5 s.
 	ScrapeTimeout time.Duration
 	// MaxEndpoints caps the endpoints given series of their own, keeping those whose oldest
-	// pending delivery is oldest; the totals still count every endpoint. It caps
-	// hookd_endpoint_circuit_open apart, the open circuits first. Default: 1000; negative: no cap.
+	// pending delivery is oldest; the totals still count every endpoint. hookd_endpoint_circuit_open
+	// has the same cap, filled with the open circuits first. Default: 1000; negative: no cap.
 	MaxEndpoints int
 	// Logger receives a line when a scrape cannot read the store or the queue. Default: discard.
 	Logger *slog.Logger

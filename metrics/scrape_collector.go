@@ -48,9 +48,9 @@ func (c retentionCollector) Collect(ch chan<- prometheus.Metric) {
 	if retention != nil {
 		deleted = retention()
 	}
-	ch <- prometheus.MustNewConstMetric(retentionDesc, prometheus.CounterValue, float64(deleted.Attempts), "attempts")
-	ch <- prometheus.MustNewConstMetric(retentionDesc, prometheus.CounterValue, float64(deleted.Deliveries), "deliveries")
-	ch <- prometheus.MustNewConstMetric(retentionDesc, prometheus.CounterValue, float64(deleted.Messages), "messages")
+	send(ch, retentionDesc, prometheus.CounterValue, float64(deleted.Attempts), "attempts")
+	send(ch, retentionDesc, prometheus.CounterValue, float64(deleted.Deliveries), "deliveries")
+	send(ch, retentionDesc, prometheus.CounterValue, float64(deleted.Messages), "messages")
 }
 
 // scrapeCollector reads the backlog, the circuits and the queue for one scrape, within the
@@ -80,11 +80,11 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		pending, err = m.backlog.PendingSummary(ctx)
 		if err != nil {
 			m.cfg.Logger.Warn("metrics: read the backlog", "error", err)
-			ch <- prometheus.MustNewConstMetric(storeUpDesc, prometheus.GaugeValue, 0)
+			send(ch, storeUpDesc, prometheus.GaugeValue, 0)
 			pending = nil
 		} else {
 			shown = m.collectBacklog(ch, pending)
-			ch <- prometheus.MustNewConstMetric(storeUpDesc, prometheus.GaugeValue, 1)
+			send(ch, storeUpDesc, prometheus.GaugeValue, 1)
 		}
 	}
 	if circuits != nil {
@@ -103,8 +103,8 @@ func (m *Metrics) collectBacklog(ch chan<- prometheus.Metric, pending []hookd.Pe
 		total += p.Pending
 		oldest = max(oldest, age(now, p))
 	}
-	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(total))
-	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, oldest)
+	send(ch, pendingDesc, prometheus.GaugeValue, float64(total))
+	send(ch, oldestDesc, prometheus.GaugeValue, oldest)
 
 	shown := pending
 	if n := m.cfg.MaxEndpoints; n > 0 && len(shown) > n {
@@ -113,8 +113,8 @@ func (m *Metrics) collectBacklog(ch chan<- prometheus.Metric, pending []hookd.Pe
 		shown = shown[:n]
 	}
 	for _, p := range shown {
-		ch <- prometheus.MustNewConstMetric(endpointPendingDesc, prometheus.GaugeValue, float64(p.Pending), p.AppID, p.EndpointID)
-		ch <- prometheus.MustNewConstMetric(endpointOldestDesc, prometheus.GaugeValue, age(now, p), p.AppID, p.EndpointID)
+		send(ch, endpointPendingDesc, prometheus.GaugeValue, float64(p.Pending), p.AppID, p.EndpointID)
+		send(ch, endpointOldestDesc, prometheus.GaugeValue, age(now, p), p.AppID, p.EndpointID)
 	}
 	return shown
 }
@@ -137,7 +137,7 @@ func (m *Metrics) collectCircuits(ch chan<- prometheus.Metric, open []string, pe
 			return true
 		}
 		sent[id] = true
-		ch <- prometheus.MustNewConstMetric(circuitOpenDesc, prometheus.GaugeValue, v, appOf[id], id)
+		send(ch, circuitOpenDesc, prometheus.GaugeValue, v, appOf[id], id)
 		return true
 	}
 	for _, id := range open {
@@ -167,9 +167,19 @@ func (m *Metrics) collectQueue(ctx context.Context, ch chan<- prometheus.Metric,
 				d.Scheduled += x.Scheduled
 			}
 		}
-		ch <- prometheus.MustNewConstMetric(queueJobsDesc, prometheus.GaugeValue, float64(d.Due), string(l), "due")
-		ch <- prometheus.MustNewConstMetric(queueJobsDesc, prometheus.GaugeValue, float64(d.Scheduled), string(l), "scheduled")
+		send(ch, queueJobsDesc, prometheus.GaugeValue, float64(d.Due), string(l), "due")
+		send(ch, queueJobsDesc, prometheus.GaugeValue, float64(d.Scheduled), string(l), "scheduled")
 	}
+}
+
+// send sends one sample of desc. A label value the format cannot carry (not UTF-8) makes the
+// sample an invalid metric: the scrape leaves it out and logs the error, and serves the rest.
+func send(ch chan<- prometheus.Metric, desc *prometheus.Desc, typ prometheus.ValueType, v float64, labels ...string) {
+	m, err := prometheus.NewConstMetric(desc, typ, v, labels...)
+	if err != nil {
+		m = prometheus.NewInvalidMetric(desc, err)
+	}
+	ch <- m
 }
 
 // age is how long ago p's oldest pending delivery was created, in seconds, never below 0.

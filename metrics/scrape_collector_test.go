@@ -131,3 +131,18 @@ func (b ctxBacklog) PendingSummary(ctx context.Context) ([]hookd.PendingEndpoint
 	*b.seen = ctx
 	return nil, nil
 }
+
+// An id the text format cannot carry (not UTF-8) loses its series, not the scrape: no panic, no
+// 500, the other series served.
+func TestLabelNotUTF8(t *testing.T) {
+	t.Parallel()
+	b := backlog{pending: []hookd.PendingEndpoint{
+		{EndpointID: "ep_1", AppID: "app_1", Pending: 1, Oldest: now},
+		{EndpointID: "ep_\xff", AppID: "app_\xfe", Pending: 1, Oldest: now},
+	}}
+	out := scrape(t, metrics.New(b, &metrics.Config{Now: func() time.Time { return now }}))
+	has(t, out, "hookd_pending_deliveries 2", `hookd_endpoint_pending_deliveries{app_id="app_1",endpoint_id="ep_1"} 1`, "hookd_store_up 1")
+	if strings.Contains(out, "ep_\xff") {
+		t.Errorf("a label that is not UTF-8 was served:\n%s", out)
+	}
+}
