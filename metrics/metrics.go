@@ -1,11 +1,17 @@
-// Package metrics exposes a hookd client's work in the Prometheus text exposition format (0.0.4):
-// attempts by outcome, attempt latency, deliveries ended, and the backlog of pending deliveries
-// per endpoint, read from the store on each scrape.
+// Package metrics exposes a hookd client's work to Prometheus, through client_golang on a registry
+// of each Metrics' own: attempts by outcome, attempt latency, deliveries ended, the backlog of
+// pending deliveries per endpoint read from the store on each scrape, the HTTP API by route, the
+// circuit breakers, the queue's depth per lane, and the Go runtime and the process.
 //
-// Hand the client OnAttempt and mount the Metrics, an http.Handler:
+// Hand the client OnAttempt, wrap the API in Instrument, and mount the Metrics, an http.Handler:
 //
 //	m := metrics.New(store, nil)
 //	client, err := hookd.NewClient(store, &hookd.Config{OnAttempt: m.OnAttempt})
+//	m.ReportCircuits(client.OpenCircuits)
+//	if d, ok := client.Queue().(hookd.QueueDepther); ok {
+//		m.ReportQueue(d)
+//	}
+//	mux.Handle("/", m.Instrument(api))
 //	mux.Handle("GET /metrics", m)
 //
 // The backlog's labels name applications and endpoints: serve it on a listener of its own, or set
@@ -25,30 +31,54 @@
 //	hookd_oldest_pending_seconds                       gauge: age of the oldest pending delivery (0: none)
 //	hookd_endpoint_pending_deliveries{app_id, endpoint_id}   gauge: one endpoint's pending deliveries
 //	hookd_endpoint_oldest_pending_seconds{app_id, endpoint_id} gauge: age of its oldest
+//	hookd_endpoint_circuit_open{app_id, endpoint_id}   gauge: 1 when this process's circuit breaker
+//	                                                   holds back the endpoint's attempts, 0 when
+//	                                                   not; for the endpoints whose circuit is open
+//	                                                   and those with a series in the backlog
+//	                                                   (ReportCircuits); app_id is empty for an open
+//	                                                   endpoint with nothing pending
+//	hookd_queue_jobs{lane, state}                      gauge: jobs in the queue, by lane (first,
+//	                                                   retry, manual) and state (due: available or
+//	                                                   running; scheduled: waiting for its time),
+//	                                                   read on each scrape (ReportQueue)
 //	hookd_store_up                                     gauge: 1 when this scrape read the backlog
 //	hookd_build_info{version, revision, goversion}     gauge: always 1; the labels name the build
 //	hookd_retention_deleted_total{kind}                counter: rows the retention cleaner deleted:
 //	                                                   messages, deliveries or attempts (CountRetention)
+//	hookd_http_requests_total{route, method, code}     counter: API requests answered (Instrument)
+//	hookd_http_request_duration_seconds{route, method} histogram: time to answer one
+//	go_*, process_*                                    the Go runtime and the process (client_golang's
+//	                                                   collectors; process_* where they can read the
+//	                                                   process, Linux among them)
 //
-// Counters start at zero with the process. The backlog families come from the store, so every
-// process on one database reports the same backlog; when the store cannot be read they are left
-// out and hookd_store_up is 0.
+// route is the pattern of the API route that matched ("GET /api/v1/app/{app_id}/msg"), never the
+// path: ids in paths would make the series unbounded. A request no route matches has route
+// "unmatched", and a method outside the standard ones is "other".
+//
+// Counters start at zero with the process, every label value known in advance included. The
+// backlog families come from the store, so every process on one database reports the same backlog;
+// when the store cannot be read they are left out and hookd_store_up is 0. hookd_queue_jobs is left
+// out of a scrape that cannot read the queue. The circuits are each process's own. Endpoints get
+// series of their own up to Config.MaxEndpoints. The depth comes from a hookd.QueueDepther: the
+// sqlite and postgres stores' own queues, redisqueue, riverqueue and postgres.RiverQueue are.
 package metrics
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
 	"log/slog"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/delivery"
+	"github.com/hookd/hookd/internal/buildinfo"
 )
 
 // Backlog reads the pending deliveries per endpoint; hookd.Store has it.
@@ -58,13 +88,13 @@ type Backlog interface {
 
 // Config configures Metrics. nil or zero fields mean the defaults.
 type Config struct {
-	// ScrapeTimeout bounds the store read of one scrape. Default: 5 s.
+	// ScrapeTimeout bounds the store and queue reads of one scrape. Default: 5 s.
 	ScrapeTimeout time.Duration
 	// MaxEndpoints caps the endpoints given series of their own, keeping those whose oldest
-	// pending delivery is oldest; the totals still count every endpoint. Default: 1000; negative:
-	// no cap.
+	// pending delivery is oldest; the totals still count every endpoint. hookd_endpoint_circuit_open
+	// has the same cap, filled with the open circuits first. Default: 1000; negative: no cap.
 	MaxEndpoints int
-	// Logger receives a line when a scrape cannot read the store. Default: discard.
+	// Logger receives a line when a scrape cannot read the store or the queue. Default: discard.
 	Logger *slog.Logger
 	// Now is the clock the backlog's ages are measured on. Default: time.Now.
 	Now func() time.Time
@@ -74,16 +104,22 @@ type Config struct {
 	Token string
 }
 
+// DefaultScrapeTimeout and DefaultMaxEndpoints are Config's defaults.
+const (
+	DefaultScrapeTimeout = 5 * time.Second
+	DefaultMaxEndpoints  = 1000
+)
+
 func (c *Config) withDefaults() Config {
 	var out Config
 	if c != nil {
 		out = *c
 	}
 	if out.ScrapeTimeout <= 0 {
-		out.ScrapeTimeout = 5 * time.Second
+		out.ScrapeTimeout = DefaultScrapeTimeout
 	}
 	if out.MaxEndpoints == 0 {
-		out.MaxEndpoints = 1000
+		out.MaxEndpoints = DefaultMaxEndpoints
 	}
 	if out.Logger == nil {
 		out.Logger = slog.New(slog.DiscardHandler)
@@ -106,43 +142,74 @@ var (
 	ended    = []hookd.DeliveryStatus{hookd.DeliveryDelivered, hookd.DeliveryFailed, hookd.DeliveryCancelled}
 )
 
-type attemptKey struct {
-	trigger hookd.AttemptTrigger
-	outcome string
-}
-
-// Metrics counts attempts (through OnAttempt) and serves every family. It is safe for concurrent
-// use.
+// Metrics counts attempts (through OnAttempt) and API requests (through Instrument), and serves
+// every family. It is safe for concurrent use.
 type Metrics struct {
 	backlog Backlog
 	cfg     Config
+	reg     *prometheus.Registry // every family but those read on each scrape (scrapeCollector)
 
-	mu         sync.Mutex
-	attempts   map[attemptKey]uint64
-	deliveries map[hookd.DeliveryStatus]uint64
-	buckets    []uint64 // per bound of durationBuckets, not cumulative
-	durSum     float64
-	durCount   uint64
-	retention  func() hookd.RetentionCount
+	attempts     *prometheus.CounterVec
+	duration     prometheus.Histogram
+	deliveries   *prometheus.CounterVec
+	httpRequests *prometheus.CounterVec
+	httpDuration *prometheus.HistogramVec
+
+	mu        sync.Mutex
+	retention func() hookd.RetentionCount
+	circuits  func() []string
+	queue     hookd.QueueDepther
 }
 
 // New returns Metrics whose backlog families read backlog (nil: no backlog families).
 func New(backlog Backlog, cfg *Config) *Metrics {
 	m := &Metrics{
-		backlog:    backlog,
-		cfg:        cfg.withDefaults(),
-		attempts:   map[attemptKey]uint64{},
-		deliveries: map[hookd.DeliveryStatus]uint64{},
-		buckets:    make([]uint64, len(durationBuckets)),
+		backlog: backlog,
+		cfg:     cfg.withDefaults(),
+		reg:     prometheus.NewRegistry(),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hookd_attempts_total",
+			Help: "Attempts recorded, by trigger (scheduled, manual) and outcome (success, gone, throttled, redirect, failure, error: no response).",
+		}, []string{"trigger", "outcome"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "hookd_attempt_duration_seconds",
+			Help:    "Time of one attempt, from connecting to reading the response.",
+			Buckets: durationBuckets,
+		}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hookd_deliveries_total",
+			Help: "Deliveries ended by a scheduled attempt, by status (delivered, failed: schedule exhausted, cancelled: HTTP 410).",
+		}, []string{"status"}),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hookd_http_requests_total",
+			Help: "API requests answered, by route pattern (unmatched: no route), method and status code.",
+		}, []string{"route", "method", "code"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "hookd_http_request_duration_seconds",
+			Help:    "Time to answer one API request, by route pattern and method.",
+			Buckets: httpBuckets,
+		}, []string{"route", "method"}),
 	}
 	for _, tr := range triggers {
 		for _, o := range outcomes {
-			m.attempts[attemptKey{tr, o}] = 0
+			m.attempts.WithLabelValues(string(tr), o)
 		}
 	}
 	for _, s := range ended {
-		m.deliveries[s] = 0
+		m.deliveries.WithLabelValues(string(s))
 	}
+	info := buildinfo.Read()
+	m.reg.MustRegister(
+		m.attempts, m.duration, m.deliveries, m.httpRequests, m.httpDuration,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "hookd_build_info",
+			Help:        "Always 1; the labels name the running build: module version, VCS revision, Go version.",
+			ConstLabels: prometheus.Labels{"version": info.Version, "revision": info.Revision, "goversion": info.GoVersion},
+		}, func() float64 { return 1 }),
+		retentionCollector{m},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
 	return m
 }
 
@@ -152,21 +219,13 @@ func (m *Metrics) OnAttempt(a *hookd.Attempt, status hookd.DeliveryStatus) {
 	if a == nil {
 		return
 	}
-	key := attemptKey{trigger: a.Trigger, outcome: outcomeOf(a)}
-	secs := a.Duration.Seconds()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.attempts[key]++
+	m.attempts.WithLabelValues(string(a.Trigger), outcomeOf(a)).Inc()
 	// A scheduled attempt is made only on a pending delivery, so one that leaves it in another
 	// status ended it. A manual attempt leaves an ended delivery as it was: not counted.
 	if a.Trigger == hookd.TriggerScheduled && status != hookd.DeliveryPending {
-		m.deliveries[status]++
+		m.deliveries.WithLabelValues(string(status)).Inc()
 	}
-	if i, _ := slices.BinarySearch(durationBuckets, secs); i < len(durationBuckets) {
-		m.buckets[i]++
-	}
-	m.durSum += secs
-	m.durCount++
+	m.duration.Observe(a.Duration.Seconds())
 }
 
 // CountRetention makes the scrapes report what deleted returns, such as
@@ -175,6 +234,22 @@ func (m *Metrics) CountRetention(deleted func() hookd.RetentionCount) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.retention = deleted
+}
+
+// ReportCircuits makes the scrapes report the endpoints open returns, such as
+// hookd.Client.OpenCircuits, as hookd_endpoint_circuit_open; without it the family is left out.
+func (m *Metrics) ReportCircuits(open func() []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.circuits = open
+}
+
+// ReportQueue makes each scrape read q's depth per lane as hookd_queue_jobs; without it the family
+// is left out.
+func (m *Metrics) ReportQueue(q hookd.QueueDepther) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.queue = q
 }
 
 // outcomeOf names an attempt's outcome as package delivery classifies its status; "error" when no
@@ -189,7 +264,7 @@ func outcomeOf(a *hookd.Attempt) string {
 	return delivery.Classify(a.StatusCode).String()
 }
 
-// ServeHTTP writes every family in the text format.
+// ServeHTTP writes every family, in the format the scraper asks for (the text format by default).
 func (m *Metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -201,15 +276,26 @@ func (m *Metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "401 unauthorized: scrape with Authorization: Bearer and the metrics token", http.StatusUnauthorized)
 		return
 	}
-	var b bytes.Buffer
-	m.write(r.Context(), &b)
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
-	if r.Method == http.MethodHead {
-		return
+	// The families read on each scrape get a registry of this request's, so that their reads end
+	// with it.
+	scrape := prometheus.NewRegistry()
+	if err := scrape.Register(&scrapeCollector{m: m, ctx: r.Context()}); err != nil {
+		m.cfg.Logger.Error("metrics: register the scrape's collector", "error", err)
 	}
-	_, _ = w.Write(b.Bytes())
+	h := promhttp.HandlerFor(prometheus.Gatherers{m.reg, scrape}, promhttp.HandlerOpts{
+		ErrorLog:      slog.NewLogLogger(m.cfg.Logger.Handler(), slog.LevelWarn),
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+	if r.Method == http.MethodHead {
+		w = headWriter{w}
+	}
+	h.ServeHTTP(w, r)
 }
+
+// headWriter answers a HEAD: the headers of a GET, no body.
+type headWriter struct{ http.ResponseWriter }
+
+func (headWriter) Write(p []byte) (int, error) { return len(p), nil }
 
 // authorized reports whether r carries the metrics token, compared in constant time.
 func (m *Metrics) authorized(r *http.Request) bool {

@@ -34,7 +34,7 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d", rec.Code)
 	}
-	if ct := rec.Header().Get("Content-Type"); ct != "text/plain; version=0.0.4; charset=utf-8" {
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4; charset=utf-8") {
 		t.Fatalf("content type %q", ct)
 	}
 	return rec.Body.String()
@@ -66,12 +66,12 @@ func TestCounters(t *testing.T) {
 	out := scrape(t, m)
 	has(t, out,
 		"# TYPE hookd_attempts_total counter",
-		`hookd_attempts_total{trigger="scheduled",outcome="success"} 1`,
-		`hookd_attempts_total{trigger="scheduled",outcome="failure"} 2`,
-		`hookd_attempts_total{trigger="scheduled",outcome="error"} 1`,
-		`hookd_attempts_total{trigger="scheduled",outcome="gone"} 1`,
-		`hookd_attempts_total{trigger="scheduled",outcome="redirect"} 0`,
-		`hookd_attempts_total{trigger="manual",outcome="throttled"} 1`,
+		`hookd_attempts_total{outcome="success",trigger="scheduled"} 1`,
+		`hookd_attempts_total{outcome="failure",trigger="scheduled"} 2`,
+		`hookd_attempts_total{outcome="error",trigger="scheduled"} 1`,
+		`hookd_attempts_total{outcome="gone",trigger="scheduled"} 1`,
+		`hookd_attempts_total{outcome="redirect",trigger="scheduled"} 0`,
+		`hookd_attempts_total{outcome="throttled",trigger="manual"} 1`,
 		"# TYPE hookd_attempt_duration_seconds histogram",
 		`hookd_attempt_duration_seconds_bucket{le="0.005"} 3`, // 0, 3 ms and the manual attempt's 0
 		`hookd_attempt_duration_seconds_bucket{le="0.01"} 4`,  // bounds are inclusive
@@ -123,7 +123,7 @@ func TestBacklog(t *testing.T) {
 func TestBacklogUnreadable(t *testing.T) {
 	t.Parallel()
 	out := scrape(t, metrics.New(backlog{err: errors.New("database is locked")}, nil))
-	has(t, out, "hookd_store_up 0", `hookd_attempts_total{trigger="scheduled",outcome="success"} 0`)
+	has(t, out, "hookd_store_up 0", `hookd_attempts_total{outcome="success",trigger="scheduled"} 0`)
 	if strings.Contains(out, "hookd_pending_deliveries") {
 		t.Errorf("backlog families without a backlog:\n%s", out)
 	}
@@ -147,7 +147,7 @@ func TestMethods(t *testing.T) {
 func TestBuildInfo(t *testing.T) {
 	t.Parallel()
 	// A test binary is built from no tagged module and records no VCS revision.
-	want := fmt.Sprintf(`hookd_build_info{version="(devel)",revision="unknown",goversion="%s"} 1`, runtime.Version())
+	want := fmt.Sprintf(`hookd_build_info{goversion="%s",revision="unknown",version="(devel)"} 1`, runtime.Version())
 	for name, m := range map[string]*metrics.Metrics{
 		"no backlog":         metrics.New(nil, nil),
 		"unreadable backlog": metrics.New(backlog{err: errors.New("database is locked")}, nil),

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/route"
 )
 
 // Config configures a Server. nil or zero fields mean the defaults.
@@ -103,6 +104,7 @@ type reqCtx struct {
 func (s *Server) handle(pattern string, public bool, h handlerFunc) {
 	s.patterns = append(s.patterns, pattern)
 	s.mux.HandleFunc(pattern, func(rw http.ResponseWriter, r *http.Request) {
+		route.Note(r) // for metrics.Instrument: the pattern, never the path, labels the request
 		w := &statusWriter{ResponseWriter: rw}
 		began := time.Now()
 		defer func() {

@@ -123,13 +123,17 @@ func startAPI(ctx context.Context, path string, timeout time.Duration, conns int
 		return nil, fmt.Errorf("a fresh store kept an admin token it should not have")
 	}
 	inst.token = token
+	m.ReportCircuits(inst.client.OpenCircuits)
+	if d, ok := inst.client.Queue().(hookd.QueueDepther); ok {
+		m.ReportQueue(d)
+	}
 	api, err := server.New(inst.client, &server.Config{Auth: auth, MaxBody: 1<<20 + maxBodyOverhead})
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m)
-	mux.Handle("/", api)
+	mux.Handle("/", m.Instrument(api))
 
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {

@@ -130,6 +130,10 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		return fail("", "serve: %v", err)
 	}
 	m.CountRetention(client.RetentionDeleted)
+	m.ReportCircuits(client.OpenCircuits)
+	if d, ok := client.Queue().(hookd.QueueDepther); ok {
+		m.ReportQueue(d)
+	}
 	// The queue stops when its Start context ends; it must outlive ctx to drain after the HTTP
 	// server, so it gets a context that is never cancelled and Stop ends it. A start-up failure
 	// after this point stops it again.
@@ -183,7 +187,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		if err != nil {
 			return fail("", "serve: %v", err)
 		}
-		mux.Handle("/", api)
+		mux.Handle("/", m.Instrument(api))
 		pages, err := ui.New(client, auth, &ui.Config{Logger: logger, PublicURL: cfg.publicURL, PortalFrameAncestors: cfg.frameAncestors})
 		if err != nil {
 			return fail("", "serve: %v", err)

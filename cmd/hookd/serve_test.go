@@ -205,8 +205,7 @@ func TestServe(t *testing.T) {
 	}
 	waitMetrics(t, s.url, "# TYPE hookd_attempts_total counter", "# TYPE hookd_attempt_duration_seconds histogram",
 		"# TYPE hookd_deliveries_total counter", "# TYPE hookd_pending_deliveries gauge",
-		"# TYPE hookd_oldest_pending_seconds gauge", "# TYPE hookd_endpoint_pending_deliveries gauge",
-		"# TYPE hookd_endpoint_oldest_pending_seconds gauge", "hookd_pending_deliveries 0", "hookd_store_up 1")
+		"# TYPE hookd_oldest_pending_seconds gauge", "hookd_pending_deliveries 0", "hookd_store_up 1")
 
 	// One message to an endpoint that accepts it and one that fails it (its retry is an hour away).
 	appID := app["id"].(string)
@@ -214,11 +213,14 @@ func TestServe(t *testing.T) {
 	failing := mustCall(t, http.StatusCreated, http.MethodPost, s.url+"/api/v1/app/acme/endpoint", testAdminToken, `{"url":"`+recv.URL+`/fail","uid":"fail"}`)
 	mustCall(t, http.StatusAccepted, http.MethodPost, s.url+"/api/v1/app/acme/msg", testAdminToken, `{"eventType":"invoice.paid","payload":{"invoice":"in_1"}}`)
 	out := waitMetrics(t, s.url,
-		`hookd_attempts_total{trigger="scheduled",outcome="success"} 1`,
-		`hookd_attempts_total{trigger="scheduled",outcome="failure"} 1`,
+		`hookd_attempts_total{outcome="success",trigger="scheduled"} 1`,
+		`hookd_attempts_total{outcome="failure",trigger="scheduled"} 1`,
 		`hookd_deliveries_total{status="delivered"} 1`,
 		`hookd_attempt_duration_seconds_count 2`,
 		"hookd_pending_deliveries 1",
+		// A family without samples has no TYPE line: the endpoint families appear with a backlog.
+		"# TYPE hookd_endpoint_pending_deliveries gauge", "# TYPE hookd_endpoint_oldest_pending_seconds gauge",
+		fmt.Sprintf(`hookd_endpoint_circuit_open{app_id=%q,endpoint_id=%q} 0`, appID, failing["id"]),
 		fmt.Sprintf(`hookd_endpoint_pending_deliveries{app_id=%q,endpoint_id=%q} 1`, appID, failing["id"]))
 	if !strings.Contains(out, fmt.Sprintf(`hookd_endpoint_oldest_pending_seconds{app_id=%q,endpoint_id=%q} `, appID, failing["id"])) {
 		t.Errorf("no backlog age for the failing endpoint:\n%s", out)
