@@ -66,6 +66,11 @@ func TestCircuitOpenTriesNotSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.waitRequests(t, "/dead", 2)
+	// Recorded before the endpoint recovers: a failure recorded after the probe's success would
+	// open the circuit again (its threshold is one).
+	if as := b.waitAttempts(t, later[0], ep.ID, 5); as[4].Trigger != hookd.TriggerManual || as[4].StatusCode != http.StatusInternalServerError {
+		t.Fatalf("manual attempt %+v, want a manual 500", as[4])
+	}
 
 	// Past the cool-down the next due try is the probe; its success closes the circuit.
 	clk.Add(61 * time.Minute)
