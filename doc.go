@@ -26,8 +26,11 @@
 // # Delivery
 //
 // The worker follows one path for every delivery: skip what is no longer pending; cancel when the
-// endpoint is disabled or gone; snooze (costing no attempt) while the endpoint is at its cap of
-// attempts in flight, its circuit is open, or it is throttled; otherwise sign with every active key,
-// make one attempt through package delivery, and record the attempt, the delivery state and the
-// endpoint's last status in one transaction before deciding what happens next.
+// endpoint is disabled or gone; record a failed attempt that was not sent ("circuit open: not
+// sent") when the endpoint's circuit is open, so the retry schedule moves on; snooze (costing no
+// attempt) while the endpoint is at its cap of attempts in flight, is throttled, or waits for its
+// circuit's probe; otherwise sign with every active key, make one attempt through package
+// delivery, and record the attempt, the delivery state and the endpoint's last status in one
+// transaction before deciding what happens next. docs/architecture.md in the repository draws
+// this path.
 package hookd

@@ -28,11 +28,11 @@ const (
 	SchemeStandard SignatureScheme = "standard"
 	// SchemeSvix is Standard Webhooks under the svix-id, svix-timestamp, svix-signature names.
 	SchemeSvix SignatureScheme = "svix"
-	// SchemeStripe is seed 000's Stripe-shaped scheme: X-Webhook-Signature: t=<unix>,v1=<hex>,
+	// SchemeStripe is the Stripe-shaped scheme: X-Webhook-Signature: t=<unix>,v1=<hex>,
 	// repeated as Stripe-Signature for Stripe's libraries, with X-Webhook-Event and
 	// X-Webhook-Timestamp.
 	SchemeStripe SignatureScheme = "stripe"
-	// SchemeEnvelope is seed 000's whole format: the body is the envelope {"id", "type",
+	// SchemeEnvelope is the whole envelope format: the body is the envelope {"id", "type",
 	// "occurredAt", "data"} (id: the message's event id, or its id; occurredAt: when the message
 	// was created, RFC 3339 in UTC to the millisecond; data: the payload), signed as SchemeStripe.
 	SchemeEnvelope SignatureScheme = "envelope"

@@ -205,7 +205,7 @@ func (c *Client) buildRequest(ep *Endpoint, keys []SigningKey, m *Message, now t
 	return &delivery.Request{URL: ep.URL, Header: h, Body: body}, nil
 }
 
-// envelope is seed 000's body for m: {"id", "type", "occurredAt", "data"}.
+// envelope is the body of SchemeEnvelope for m: {"id", "type", "occurredAt", "data"}.
 func envelope(m *Message) ([]byte, error) {
 	id := m.EventID
 	if id == "" {

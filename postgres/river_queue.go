@@ -25,7 +25,7 @@ const (
 
 // RiverQueue is a hookd.Queue on River (package riverqueue) with riverpgxv5 over the store's
 // pool, in hookd's own lanes, in place of the store's own queue (Queue), for an app that runs
-// River already; it costs more CPU a delivery than Queue (see the README's benchmarks, target
+// River already; it costs more CPU a delivery than Queue (see docs/benchmarks.md, target
 // postgres+river). Several processes may work one database's jobs: River's rescuer
 // takes back, after the job timeout plus 30 s, a job whose process died (no rescue at start,
 // which would take running jobs away from the other processes).
