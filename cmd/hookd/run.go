@@ -36,7 +36,7 @@ func commands() []command {
 		{"verify", "verify a webhook signature read from stdin", runVerify},
 		{"listen", "a local receiver that verifies and prints each webhook", runListen},
 		{"demo", "deliver one event to four local endpoints and print the attempt log", runDemo},
-		{"pitfall", "measure seed 003's two pitfalls: inline sending, and one hanging endpoint", runPitfall},
+		{"pitfall", "measure sending inline against queueing, and one hanging endpoint", runPitfall},
 		{"bench", "measure throughput and latency on a fresh database (B1, B2, B3)", runBench},
 		{"serve", "run the workers and the HTTP API, with /metrics", runServe},
 		{"migrate", "bring the database's schema up to date and exit", runMigrate},
