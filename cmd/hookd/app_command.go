@@ -2,18 +2,20 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strconv"
 
 	svix "github.com/svix/svix-webhooks/go"
 )
 
-// runApp handles "hookd app create|list|get|delete".
+// runApp handles "hookd app create|list|get|update|delete".
 func runApp(ctx context.Context, e *env, args []string) error {
 	return runGroup(ctx, e, "app", "Manages applications: each is one customer, with its own endpoints and messages.", []subcommand{
 		{"create", "create an application (app create --name N [--uid U])", runAppCreate},
 		{"list", "list the applications", runAppList},
 		{"get", "show one application (app get APP)", runAppGet},
+		{"update", "change an application's name, uid or rate limit (app update APP [--name N] [--uid U] [--rate-limit N])", runAppUpdate},
 		{"delete", "delete an application with its endpoints and messages (app delete APP)", runAppDelete},
 	}, args)
 }
@@ -65,7 +67,7 @@ func runAppList(ctx context.Context, e *env, args []string) error {
 		}
 		return page[svix.ApplicationOut]{l.Data, l.Done, l.Iterator.Get()}, nil
 	}
-	return printList(c, "applications", *limit, fetch, []string{"ID", "UID", "NAME", "CREATED"},
+	return printList(ctx, c, "applications", target{}, *limit, fetch, []string{"ID", "UID", "NAME", "CREATED"},
 		func(a *svix.ApplicationOut) []string {
 			return []string{a.Id, orDash(deref(a.Uid)), a.Name, formatTime(a.CreatedAt)}
 		})
@@ -84,7 +86,56 @@ func runAppGet(ctx context.Context, e *env, args []string) error {
 	}
 	app, err := c.sdk.Application.Get(ctx, pos[0])
 	if err != nil {
-		return c.fail("get application "+pos[0], err)
+		return c.failAt(ctx, "get application "+pos[0], target{app: pos[0]}, err)
+	}
+	return c.printApp(app)
+}
+
+func runAppUpdate(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "app update", "app update APP [--name N] [--uid U] [--rate-limit N]\n\nChanges the application APP (its id or uid). Only the flags given change.\n--uid \"\" removes the uid; --rate-limit 0 removes the limit."+clientHelp)
+	name := f.String("name", "", "the new name")
+	uid := f.String("uid", "", "the new uid (letters, digits, - _ .); \"\" removes it")
+	rate := f.Int("rate-limit", 0, "the most deliveries a second to each of its endpoints; 0 removes the limit")
+	cf := addClientFlags(f)
+	pos, err := f.parseArgs(args, "APP")
+	if err != nil {
+		return err
+	}
+	hint := `run "hookd app update --help" for the flags`
+	patch := &svix.ApplicationPatch{}
+	changed := false
+	f.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "name":
+			patch.Name, changed = name, true
+		case "uid":
+			changed = true
+			if *uid == "" {
+				patch.Uid = *svix.NullableString(nil)
+			} else {
+				patch.Uid = *svix.NullableString(uid)
+			}
+		case "rate-limit":
+			changed = true
+			// The SDK cannot send null in a PATCH: 0 is how it says "no limit".
+			patch.RateLimit = *svix.NullableInt32(svix.Int32(int32(min(max(*rate, 0), 1<<31-1))))
+		}
+	})
+	switch {
+	case !changed:
+		return usageErrorf(hint+`; e.g. hookd app update acme --name "Acme Inc"`, "app update: nothing to change: pass --name, --uid or --rate-limit")
+	case patch.Name != nil && *name == "":
+		return usageErrorf(hint, "app update: --name is empty")
+	case *rate < 0:
+		return usageErrorf(hint, "app update: --rate-limit must be 0 (no limit) or more, got %d", *rate)
+	}
+	c, err := cf.connect(e)
+	if err != nil {
+		return err
+	}
+	app, err := c.sdk.Application.Patch(ctx, pos[0], patch)
+	if err != nil {
+		return c.failAt(ctx, "update application "+pos[0], target{app: pos[0]}, err)
 	}
 	return c.printApp(app)
 }
@@ -101,7 +152,7 @@ func runAppDelete(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if err := c.sdk.Application.Delete(ctx, pos[0]); err != nil {
-		return c.fail("delete application "+pos[0], err)
+		return c.failAt(ctx, "delete application "+pos[0], target{app: pos[0]}, err)
 	}
 	if c.json {
 		return c.printJSON(map[string]any{"id": pos[0], "deleted": true})

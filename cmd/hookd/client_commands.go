@@ -83,9 +83,9 @@ func (cf *clientFlags) connect(e *env) (*conn, error) {
 	if token == "" {
 		token = os.Getenv(envToken)
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, usageErrorf(`pass the server's base URL, e.g. --url http://127.0.0.1:8071`, "the server URL %q is not an http(s) URL", raw)
+	u, err := parseHTTPURL(raw)
+	if err != nil {
+		return nil, usageErrorf(`pass the server's base URL with its scheme, e.g. --url http://127.0.0.1:8071 (or --server)`, "the server URL %v", err)
 	}
 	if token == "" {
 		return nil, usageErrorf(`pass --token or set `+envToken+` to an API token of hookd serve`, "no API token")
@@ -98,6 +98,25 @@ func (cf *clientFlags) connect(e *env) (*conn, error) {
 	hc := &http.Client{Timeout: requestTimeout, Transport: rewindTransport{rt}}
 	sdk := svix.New(token, &svix.SvixOptions{ServerUrl: u, HTTPClient: hc})
 	return &conn{sdk: sdk, base: u.Redacted(), json: cf.json, e: e, hc: hc, origin: u.Scheme + "://" + u.Host, token: token}, nil
+}
+
+// parseHTTPURL parses raw as an absolute http or https URL. Its error starts with raw, quoted,
+// and says what is missing: the scheme (127.0.0.1:8071), the host, or a scheme other than http(s).
+func parseHTTPURL(raw string) (*url.URL, error) {
+	if !strings.Contains(raw, "://") {
+		return nil, fmt.Errorf("%q has no scheme: start it with http:// or https://", raw)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a URL: %v", raw, errors.Unwrap(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%q has the scheme %q: only http:// and https:// are accepted", raw, u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("%q has no host", raw)
+	}
+	return u, nil
 }
 
 // once returns options that make a POST safe to retry: the SDK re-sends a request after a
@@ -185,7 +204,7 @@ func apiFailure(op string, status int, body []byte, err error) error {
 	if detail != "" {
 		msg += ": " + detail
 	}
-	return failf(errorHint(status, code), "%s", msg)
+	return &exitError{code: exitFailure, msg: msg, hint: errorHint(status, code), status: status}
 }
 
 // errorHint says what to do about an API error.
@@ -384,11 +403,11 @@ type page[T any] struct {
 
 // printList fetches up to limit items with fetch and prints them: JSON with --json, else a table
 // of header and one row per item; a list cut at the limit is noted on stderr. what names the list
-// in an error ("applications").
-func printList[T any](c *conn, what string, limit int, fetch func(iterator *string, n int32) (page[T], error), header []string, row func(*T) []string) error {
+// in an error ("applications"); t is what the list's route addresses.
+func printList[T any](ctx context.Context, c *conn, what string, t target, limit int, fetch func(iterator *string, n int32) (page[T], error), header []string, row func(*T) []string) error {
 	items, more, err := collect(limit, fetch)
 	if err != nil {
-		return c.fail("list "+what, err)
+		return c.failAt(ctx, "list "+what, t, err)
 	}
 	c.noteMore(more, limit)
 	if c.json {

@@ -170,7 +170,7 @@ func TestClientWalk(t *testing.T) {
 		t.Fatalf("app get: %q", out)
 	}
 	b.ok(t, "", "app", "delete", beta.ID)
-	if r := b.cli(t, "", "app", "get", beta.ID); r.code != exitFailure || !strings.Contains(r.stderr, "404") {
+	if r := b.cli(t, "", "app", "get", beta.ID); r.code != exitFailure || !strings.Contains(r.stderr, "application "+beta.ID+" not found") {
 		t.Fatalf("app get after delete: exit %d, %q", r.code, r.stderr)
 	}
 
@@ -193,7 +193,7 @@ func TestClientWalk(t *testing.T) {
 		URL         string
 		FilterTypes []string
 	}
-	b.okJSON(t, &ep, "", "endpoint", "add", "acme", "--url", b.recv.URL("/ok"), "--event-type", "invoice.paid", "--uid", "ep1", "--description", "billing")
+	b.okJSON(t, &ep, "", "endpoint", "add", "acme", "--endpoint-url", b.recv.URL("/ok"), "--event-type", "invoice.paid", "--uid", "ep1", "--description", "billing")
 	if ep.ID == "" || ep.URL != b.recv.URL("/ok") || len(ep.FilterTypes) != 1 {
 		t.Fatalf("endpoint add --json: %+v", ep)
 	}
@@ -307,7 +307,7 @@ func TestClientWalk(t *testing.T) {
 	// Recover: an endpoint that fails every attempt, then heals.
 	b.recv.Handle("/flaky", hookdtest.Status(http.StatusServiceUnavailable, "down"))
 	var flaky struct{ ID string }
-	b.okJSON(t, &flaky, "", "endpoint", "add", "acme", "--url", b.recv.URL("/flaky"))
+	b.okJSON(t, &flaky, "", "endpoint", "add", "acme", "--endpoint-url", b.recv.URL("/flaky"))
 	var failed struct{ ID string }
 	b.okJSON(t, &failed, "", "send", "acme", "--event-type", "invoice.paid", "--data", `{"id":"in_4"}`)
 	// The first attempt and both retries fail; then the message is failed for that endpoint.
@@ -349,16 +349,16 @@ func TestClientErrors(t *testing.T) {
 		stderr []string // substrings
 	}{
 		{"wrong token", []string{"app", "list", "--url", b.url, "--token", "testsk_wrong"}, exitFailure, []string{"401", "check --token / HOOKD_TOKEN"}},
-		{"unknown app", []string{"app", "get", "nope", "--url", b.url, "--token", testAPIToken}, exitFailure, []string{"404", "hookd app list"}},
+		{"unknown app", []string{"app", "get", "nope", "--url", b.url, "--token", testAPIToken}, exitFailure, []string{"get application nope: application nope not found", "hookd app list"}},
 		{"duplicate uid", []string{"app", "create", "--name", "Again", "--uid", "acme", "--url", b.url, "--token", testAPIToken}, exitFailure, []string{"409"}},
 		{"invalid uid", []string{"app", "create", "--name", "Bad", "--uid", "no spaces", "--url", b.url, "--token", testAPIToken}, exitFailure, []string{"422", "uid"}},
 		{"missing APP", []string{"app", "get", "--url", b.url, "--token", testAPIToken}, exitUsage, []string{"missing APP", "hint:"}},
 		{"missing EP", []string{"endpoint", "get", "acme", "--url", b.url, "--token", testAPIToken}, exitUsage, []string{"missing EP"}},
 		{"extra argument", []string{"resend", "acme", "m", "e", "x", "--url", b.url, "--token", testAPIToken}, exitUsage, []string{`unexpected argument "x"`}},
 		{"missing name", []string{"app", "create", "--url", b.url, "--token", testAPIToken}, exitUsage, []string{"--name is required"}},
-		{"missing endpoint url", []string{"endpoint", "add", "acme", "--server", b.url, "--token", testAPIToken}, exitUsage, []string{"--url (the endpoint's URL) is required"}},
+		{"missing endpoint url", []string{"endpoint", "add", "acme", "--server", b.url, "--token", testAPIToken}, exitUsage, []string{"--endpoint-url (the endpoint's URL) is required"}},
 		{"no token", []string{"app", "list", "--url", b.url}, exitUsage, []string{"--token"}},
-		{"bad server url", []string{"app", "list", "--url", "127.0.0.1:8071", "--token", testAPIToken}, exitUsage, []string{"not an http(s) URL"}},
+		{"bad server url", []string{"app", "list", "--url", "127.0.0.1:8071", "--token", testAPIToken}, exitUsage, []string{`the server URL "127.0.0.1:8071" has no scheme: start it with http:// or https://`, "hint: pass the server's base URL with its scheme"}},
 		{"unknown subcommand", []string{"endpoint", "remove", "acme"}, exitUsage, []string{`unknown subcommand "remove"`}},
 		{"no subcommand", []string{"event-type"}, exitUsage, []string{"missing subcommand"}},
 		{"attempts without filter", []string{"attempts", "acme", "--url", b.url, "--token", testAPIToken}, exitUsage, []string{"--msg, --endpoint"}},
@@ -447,8 +447,15 @@ func TestClientPathPrefix(t *testing.T) {
 	type seen struct{ path, key, auth string }
 	got := make(chan seen, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got <- seen{r.URL.Path, r.Header.Get("Idempotency-Key"), r.Header.Get("Authorization")}
 		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodGet { // send counting the message's destinations
+			io.WriteString(w, `{"data":[],"done":true,"iterator":"","prevIterator":null}`)
+			return
+		}
+		select {
+		case got <- seen{r.URL.Path, r.Header.Get("Idempotency-Key"), r.Header.Get("Authorization")}:
+		default: // a second POST: the check below sees the first
+		}
 		io.WriteString(w, `{"id":"msg_1","eventType":"invoice.paid","payload":{},"timestamp":"2026-01-02T15:04:05Z"}`)
 	}))
 	t.Cleanup(srv.Close)
@@ -571,7 +578,7 @@ func TestAttemptsTableSaysWhyNoResponse(t *testing.T) {
 	closed := "http://" + ln.Addr().String() + "/gone"
 	ln.Close() // nothing listens there now: connection refused
 	b.ok(t, "", "app", "create", "--name", "Acme", "--uid", "acme")
-	b.ok(t, "", "endpoint", "add", "acme", "--url", closed, "--uid", "down")
+	b.ok(t, "", "endpoint", "add", "acme", "--endpoint-url", closed, "--uid", "down")
 	var msg struct{ ID string }
 	b.okJSON(t, &msg, `{"n":1}`, "send", "acme", "--event-type", "invoice.paid")
 	b.waitAttempts(t, func(as []attemptJSON) bool { return len(as) > 0 }, "acme", "--msg", msg.ID)

@@ -24,9 +24,10 @@ type demoEndpoint struct {
 	ep   *hookd.Endpoint
 }
 
-// runDemo handles "hookd demo": seed 003's demo on the embedded default, no setup.
+// runDemo handles "hookd demo": one event delivered to four local endpoints on the embedded
+// default store, with no setup.
 func runDemo(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "demo", "demo")
+	f := newFlags(e, "demo", "demo\n\nDelivers one event to four local endpoints on a temporary SQLite file and prints\nthe attempt log.")
 	if err := f.parse(args); err != nil {
 		return err
 	}

@@ -20,12 +20,16 @@ import (
 	"github.com/hookd/hookd/delivery"
 )
 
-// runEndpoint handles "hookd endpoint add|list|get|scheme|disable|enable|rotate-secret|secret".
+// runEndpoint handles "hookd endpoint add|list|get|update|delete|stats|scheme|disable|enable|
+// rotate-secret|secret".
 func runEndpoint(ctx context.Context, e *env, args []string) error {
 	return runGroup(ctx, e, "endpoint", "Manages an application's endpoints: the URLs its messages are delivered to.", []subcommand{
-		{"add", "add an endpoint (endpoint add APP --url URL [--event-type T ...] [--scheme S])", runEndpointAdd},
+		{"add", "add an endpoint (endpoint add APP --endpoint-url URL [--event-type T ...] [--scheme S])", runEndpointAdd},
 		{"list", "list an application's endpoints (endpoint list APP)", runEndpointList},
 		{"get", "show one endpoint (endpoint get APP EP)", runEndpointGet},
+		{"update", "change an endpoint's URL, description, filter, channels, rate limit or scheme (endpoint update APP EP --flag ...)", runEndpointUpdate},
+		{"delete", "delete an endpoint, after asking (endpoint delete APP EP [--yes])", runEndpointDelete},
+		{"stats", "count an endpoint's deliveries by state (endpoint stats APP EP)", runEndpointStats},
 		{"scheme", "change how an endpoint's deliveries are signed (endpoint scheme APP EP SCHEME)", runEndpointScheme},
 		{"disable", "stop delivering to an endpoint (endpoint disable APP EP)", runEndpointDisable},
 		{"enable", "resume delivering to an endpoint (endpoint enable APP EP)", runEndpointEnable},
@@ -34,9 +38,13 @@ func runEndpoint(ctx context.Context, e *env, args []string) error {
 	}, args)
 }
 
+// legacyURLWarning is what endpoint add says on stderr when the endpoint's URL comes from --url.
+const legacyURLWarning = "hookd: warning: --url is the endpoint's URL here for compatibility; use --endpoint-url, and --server for the server\n"
+
 func runEndpointAdd(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "endpoint add", "endpoint add APP --url URL [--event-type T ...] [--channel C ...] [--uid U] [--description D] [--scheme S]\n\nAdds an endpoint to the application APP (its id or uid). Without --event-type\nit receives every event type; without --channel, every channel. Here --url is\nthe endpoint's URL: give the server's with --server (or HOOKD_URL).\n\n"+schemeHelp+clientHelp)
-	target := f.String("url", "", "the endpoint's URL, where messages are POSTed (required)")
+	f := newFlags(e, "endpoint add", "endpoint add APP --endpoint-url URL [--event-type T ...] [--channel C ...] [--uid U] [--description D] [--scheme S]\n\nAdds an endpoint to the application APP (its id or uid). Without --event-type\nit receives every event type; without --channel, every channel. The server's\nURL is --server (or HOOKD_URL); here --url is the endpoint's URL, as\n--endpoint-url is, for scripts written before --endpoint-url.\n\n"+schemeHelp+clientHelp)
+	epURL := f.String("endpoint-url", "", "the endpoint's URL, where messages are POSTed (required)")
+	legacyURL := f.String("url", "", "the endpoint's URL, as --endpoint-url (kept for compatibility; warns)")
 	var types, channels stringList
 	f.Var(&types, "event-type", "deliver only this event type; repeat for several (default: all)")
 	f.Var(&channels, "channel", "deliver only messages on this channel; repeat for several (default: all)")
@@ -48,8 +56,17 @@ func runEndpointAdd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *target == "" {
-		return usageErrorf(`e.g. hookd endpoint add acme --url https://example.com/webhooks`, "endpoint add: --url (the endpoint's URL) is required")
+	switch {
+	case *legacyURL != "" && *epURL != "":
+		return usageErrorf("give the endpoint's URL once, with --endpoint-url, and the server's with --server", "endpoint add: both --url and --endpoint-url name the endpoint's URL")
+	case *legacyURL != "":
+		fmt.Fprint(e.stderr, legacyURLWarning)
+		epURL = legacyURL
+	case *epURL == "":
+		return usageErrorf(`e.g. hookd endpoint add acme --endpoint-url https://example.com/webhooks`, "endpoint add: --endpoint-url (the endpoint's URL) is required")
+	}
+	if err := checkEndpointURL("endpoint add", *epURL); err != nil {
+		return err
 	}
 	if err := checkScheme("endpoint add", *scheme); err != nil {
 		return err
@@ -58,7 +75,7 @@ func runEndpointAdd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	in := &svix.EndpointIn{Url: *target, FilterTypes: types, Channels: channels}
+	in := &svix.EndpointIn{Url: *epURL, FilterTypes: types, Channels: channels}
 	if *uid != "" {
 		in.Uid = uid
 	}
@@ -69,7 +86,7 @@ func runEndpointAdd(ctx context.Context, e *env, args []string) error {
 	if *scheme == "" {
 		ep, err = c.sdk.Endpoint.CreateWithOptions(ctx, pos[0], in, once())
 		if err != nil {
-			return c.fail("add endpoint to "+pos[0], err)
+			return c.failAt(ctx, "add endpoint to "+pos[0], target{app: pos[0]}, err)
 		}
 	} else {
 		// The SDK's EndpointIn has no scheme: the same body with it, in one request.
@@ -80,14 +97,23 @@ func runEndpointAdd(ctx context.Context, e *env, args []string) error {
 		body["scheme"] = *scheme
 		ep = &svix.EndpointOut{}
 		if err := c.hookdCall(ctx, "add endpoint to "+pos[0], http.MethodPost, "/api/v1/app/"+url.PathEscape(pos[0])+"/endpoint", body, ep); err != nil {
-			return err
+			return c.failAt(ctx, "add endpoint to "+pos[0], target{app: pos[0]}, err)
 		}
 	}
-	warnGuarded(ctx, e, *target)
+	warnGuarded(ctx, e, *epURL)
 	if err := c.printEndpoint(ep, cmpOr(*scheme, "standard")); err != nil || c.json {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\nIts signing secret: hookd endpoint secret %s %s\n", pos[0], ep.Id)
+	return nil
+}
+
+// checkEndpointURL refuses an endpoint URL that is not an absolute http(s) URL, saying what is
+// missing; the server checks the rest.
+func checkEndpointURL(cmd, raw string) error {
+	if _, err := parseHTTPURL(raw); err != nil {
+		return usageErrorf("give the whole URL, e.g. --endpoint-url https://example.com/webhooks", "%s: the endpoint URL %v", cmd, err)
+	}
 	return nil
 }
 
@@ -143,7 +169,7 @@ func runEndpointList(ctx context.Context, e *env, args []string) error {
 		}
 		return page[svix.EndpointOut]{l.Data, l.Done, l.Iterator.Get()}, nil
 	}
-	return printList(c, "endpoints of "+pos[0], *limit, fetch, []string{"ID", "UID", "URL", "STATE", "EVENT TYPES", "DESCRIPTION"},
+	return printList(ctx, c, "endpoints of "+pos[0], target{app: pos[0]}, *limit, fetch, []string{"ID", "UID", "URL", "STATE", "EVENT TYPES", "DESCRIPTION"},
 		func(ep *svix.EndpointOut) []string {
 			return []string{ep.Id, orDash(deref(ep.Uid)), ep.Url, endpointState(ep), joinOr(ep.FilterTypes, "all"), orDash(ep.Description)}
 		})
@@ -174,7 +200,7 @@ func runEndpointGet(ctx context.Context, e *env, args []string) error {
 	}
 	out, err := c.sdk.Endpoint.Get(ctx, app, ep)
 	if err != nil {
-		return c.fail("get endpoint "+ep, err)
+		return c.failAt(ctx, "get endpoint "+ep, target{app: app, endpoint: ep}, err)
 	}
 	// The scheme is hookd's own field, in today's shape only.
 	var own struct {
@@ -223,7 +249,7 @@ func runEndpointScheme(ctx context.Context, e *env, args []string) error {
 	}
 	out := &svix.EndpointOut{}
 	if err := c.hookdCall(ctx, "change the scheme of endpoint "+pos[1], http.MethodPatch, endpointPath(pos[0], pos[1]), map[string]string{"scheme": pos[2]}, out); err != nil {
-		return err
+		return c.failAt(ctx, "change the scheme of endpoint "+pos[1], target{app: pos[0], endpoint: pos[1]}, err)
 	}
 	if c.json {
 		return c.printEndpoint(out, pos[2])
@@ -303,7 +329,7 @@ again with "hookd recover".`
 	}
 	out, err := c.sdk.Endpoint.Patch(ctx, app, ep, &svix.EndpointPatch{Disabled: &disabled})
 	if err != nil {
-		return c.fail(verb+" endpoint "+ep, err)
+		return c.failAt(ctx, verb+" endpoint "+ep, target{app: app, endpoint: ep}, err)
 	}
 	if c.json {
 		return c.printJSON(out)
@@ -321,7 +347,7 @@ func runEndpointRotate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if err := c.sdk.Endpoint.RotateSecretWithOptions(ctx, app, ep, &svix.EndpointSecretRotateIn{}, once()); err != nil {
-		return c.fail("rotate the secret of endpoint "+ep, err)
+		return c.failAt(ctx, "rotate the secret of endpoint "+ep, target{app: app, endpoint: ep}, err)
 	}
 	out := map[string]any{"endpoint": ep, "rotated": true}
 	if *show {
@@ -349,7 +375,7 @@ func runEndpointSecret(ctx context.Context, e *env, args []string) error {
 	}
 	s, err := c.sdk.Endpoint.GetSecret(ctx, app, ep)
 	if err != nil {
-		return c.fail("get the secret of endpoint "+ep, err)
+		return c.failAt(ctx, "get the secret of endpoint "+ep, target{app: app, endpoint: ep}, err)
 	}
 	if c.json {
 		return c.printJSON(map[string]string{"key": s.Key})

@@ -20,7 +20,7 @@ func TestEndpointSchemeCommands(t *testing.T) {
 		URL    string
 		Scheme string
 	}
-	b.okJSON(t, &ep, "", "endpoint", "add", "acme", "--url", b.recv.URL("/stripe"), "--uid", "s", "--scheme", "stripe")
+	b.okJSON(t, &ep, "", "endpoint", "add", "acme", "--endpoint-url", b.recv.URL("/stripe"), "--uid", "s", "--scheme", "stripe")
 	if ep.ID == "" || ep.Scheme != "stripe" {
 		t.Fatalf("endpoint add --scheme stripe --json: %+v", ep)
 	}
@@ -58,7 +58,7 @@ func TestEndpointSchemeCommands(t *testing.T) {
 
 	// Unknown schemes are usage errors, before any request; the server's refusals are shown.
 	for _, args := range [][]string{
-		{"endpoint", "add", "acme", "--url", b.recv.URL("/x"), "--scheme", "hmac"},
+		{"endpoint", "add", "acme", "--endpoint-url", b.recv.URL("/x"), "--scheme", "hmac"},
 		{"endpoint", "scheme", "acme", "s", "hmac"},
 	} {
 		r := b.cli(t, "", args...)
@@ -67,7 +67,7 @@ func TestEndpointSchemeCommands(t *testing.T) {
 		}
 	}
 	r := b.cli(t, "", "endpoint", "scheme", "acme", "nope", "svix")
-	if r.code != exitFailure || !strings.Contains(r.stderr, "404") {
+	if r.code != exitFailure || !strings.Contains(r.stderr, "endpoint nope not found in application acme") {
 		t.Errorf("endpoint scheme on an unknown endpoint: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

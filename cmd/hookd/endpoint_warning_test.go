@@ -22,7 +22,7 @@ func TestEndpointAddWarnsOfGuardedAddress(t *testing.T) {
 		{"https://[fd00::1]/hook", "is a unique-local address"},
 		{"https://8.8.8.8/hook", ""},
 	} {
-		r := b.cli(t, "", "endpoint", "add", "acme", "--url", tc.url)
+		r := b.cli(t, "", "endpoint", "add", "acme", "--endpoint-url", tc.url)
 		if r.code != exitOK {
 			t.Errorf("endpoint add --url %s: exit %d, stderr %q", tc.url, r.code, r.stderr)
 			continue

@@ -7,17 +7,23 @@ import (
 	svix "github.com/svix/svix-webhooks/go"
 )
 
-// runEventType handles "hookd event-type create|list|delete".
+// runEventType handles "hookd event-type create|add|list|delete"; add is create's other name.
 func runEventType(ctx context.Context, e *env, args []string) error {
 	return runGroup(ctx, e, "event-type", "Manages the event types messages carry and endpoints subscribe to.", []subcommand{
-		{"create", "create an event type (event-type create NAME [--description D])", runEventTypeCreate},
+		{"create", "create an event type (event-type create NAME [--description D])", eventTypeCreate("create")},
+		{"add", "the same as create (event-type add NAME [--description D])", eventTypeCreate("add")},
 		{"list", "list the event types", runEventTypeList},
 		{"delete", "archive an event type, or remove it with --expunge (event-type delete NAME)", runEventTypeDelete},
 	}, args)
 }
 
-func runEventTypeCreate(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "event-type create", "event-type create NAME [--description D]\n\nCreates an event type, e.g. invoice.paid (letters, digits, - _ .)."+clientHelp)
+// eventTypeCreate returns "event-type create", under the name verb (create, or add).
+func eventTypeCreate(verb string) func(ctx context.Context, e *env, args []string) error {
+	return func(ctx context.Context, e *env, args []string) error { return runEventTypeCreate(ctx, e, verb, args) }
+}
+
+func runEventTypeCreate(ctx context.Context, e *env, verb string, args []string) error {
+	f := newFlags(e, "event-type "+verb, "event-type "+verb+" NAME [--description D]\n\nCreates an event type, e.g. invoice.paid (letters, digits, - _ .)."+clientHelp)
 	desc := f.String("description", "", "what the event means (optional)")
 	cf := addClientFlags(f)
 	pos, err := f.parseArgs(args, "NAME")
@@ -70,7 +76,7 @@ func runEventTypeList(ctx context.Context, e *env, args []string) error {
 		}
 		return page[svix.EventTypeOut]{l.Data, l.Done, l.Iterator.Get()}, nil
 	}
-	return printList(c, "event types", *limit, fetch, []string{"NAME", "STATE", "DESCRIPTION", "CREATED"},
+	return printList(ctx, c, "event types", target{}, *limit, fetch, []string{"NAME", "STATE", "DESCRIPTION", "CREATED"},
 		func(t *svix.EventTypeOut) []string {
 			state := "active"
 			switch {
@@ -100,7 +106,7 @@ func runEventTypeDelete(ctx context.Context, e *env, args []string) error {
 		opts = &svix.EventTypeDeleteOptions{Expunge: expunge}
 	}
 	if err := c.sdk.EventType.DeleteWithOptions(ctx, pos[0], opts); err != nil {
-		return c.fail("delete event type "+pos[0], err)
+		return c.failAt(ctx, "delete event type "+pos[0], target{eventType: pos[0]}, err)
 	}
 	verb := "archived"
 	if *expunge {

@@ -25,18 +25,16 @@ the app may run.`
 
 // runEvents handles "hookd events list|redrive".
 func runEvents(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		f, _, _, _ := eventsFlags(e, "events")
+		f.printHelp()
+		return nil
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(e.stdout, eventsUsage)
-			return nil
-		}
 		return usageErrorf(`use "hookd events list" or "hookd events redrive ID"`, "events: say list or redrive")
 	}
 	sub, args := args[0], args[1:]
-	f := newFlags(e, "events "+sub, eventsUsage)
-	dbFlag := f.String("db", "", "the database, as serve's --db (env HOOKD_DB, or DATABASE_URL; default sqlite:hookd.db)")
-	after := f.String("after", "", "list: the events after this id")
-	limit := f.Int("limit", 50, "list: at most this many events (1 to 1000)")
+	f, dbFlag, after, limit := eventsFlags(e, "events "+sub)
 	var names []string
 	switch sub {
 	case "list":
@@ -97,6 +95,15 @@ func runEvents(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "%s: pending again\n", id)
 	return nil
+}
+
+// eventsFlags is the flag set of "hookd events" and its subcommands: --db, --after, --limit.
+func eventsFlags(e *env, name string) (f *flags, db, after *string, limit *int) {
+	f = newFlags(e, name, eventsUsage)
+	db = f.String("db", "", "the database, as serve's --db (env HOOKD_DB, or DATABASE_URL; default sqlite:hookd.db)")
+	after = f.String("after", "", "list: the events after this id")
+	limit = f.Int("limit", 50, "list: at most this many events (1 to 1000)")
+	return f, db, after, limit
 }
 
 // oneLine shortens s to one line of at most n bytes.

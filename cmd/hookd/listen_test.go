@@ -44,7 +44,7 @@ func TestListenVerifiesDeliveries(t *testing.T) {
 	b := setupAPI(t)
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	b.ok(t, "", "app", "create", "--name", "Acme", "--uid", "acme")
-	b.ok(t, "", "endpoint", "add", "acme", "--url", "http://"+addr+"/hook", "--uid", "local")
+	b.ok(t, "", "endpoint", "add", "acme", "--endpoint-url", "http://"+addr+"/hook", "--uid", "local")
 
 	done := make(chan result)
 	go func() { done <- b.cli(t, "", "listen", "acme", "local", "--count", "2") }()

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +44,14 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	if *eventType == "" {
 		return usageErrorf(`e.g. hookd send acme --event-type invoice.paid --data '{"id":"in_1"}'`, "send: --event-type is required")
 	}
+	if *eventID != "" && !svixIDPattern.MatchString(*eventID) {
+		return usageErrorf(fmt.Sprintf("use only those characters, e.g. --event-id %s", strings.Map(func(r rune) rune {
+			if svixIDPattern.MatchString(string(r)) {
+				return r
+			}
+			return '.'
+		}, *eventID)), "send: --event-id %q is refused by the API: an event id is 1 to 256 of the characters a-z A-Z 0-9 - _ . (Svix's pattern %s)", *eventID, svixIDPatternText)
+	}
 	payload, err := readPayload(e, f, *data)
 	if err != nil {
 		return err
@@ -55,10 +66,19 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	}
 	msg, err := c.sdk.Message.CreateWithOptions(ctx, pos[0], in, once())
 	if err != nil {
-		return c.fail("send to "+pos[0], err)
+		return c.failAt(ctx, "send to "+pos[0], target{app: pos[0]}, err)
+	}
+	n, err := c.countDestinations(ctx, pos[0], msg.Id)
+	if err != nil {
+		return err
 	}
 	if c.json {
-		return c.printJSON(msg)
+		m, err := msg.ToMap()
+		if err != nil {
+			return failf("", "send: %v", err)
+		}
+		m["endpointCount"] = n
+		return c.printJSON(m)
 	}
 	c.printFields(
 		[2]string{"id", msg.Id},
@@ -66,7 +86,101 @@ func runSend(ctx context.Context, e *env, args []string) error {
 		[2]string{"event id", orDash(deref(msg.EventId))},
 		[2]string{"channels", joinOr(msg.Channels, "-")},
 		[2]string{"timestamp", formatTime(msg.Timestamp)},
+		[2]string{"endpoints", endpointsSent(n)},
 	)
+	return nil
+}
+
+// svixIDPattern is the pattern of the API's ids and names given by the caller (uid, eventId), as
+// in Svix's server.
+var svixIDPattern = regexp.MustCompile(`^[a-zA-Z0-9\-_.]{1,256}$`)
+
+// svixIDPatternText is the pattern as Svix's API documents it, the length aside.
+const svixIDPatternText = `^[a-zA-Z0-9\-_.]+$`
+
+// countDestinations counts the endpoints the message goes to: the deliveries the server wrote
+// with the message, in the same transaction, one per endpoint whose filter and channels matched
+// (the message's attempted destinations). The count is exact from the moment the send returns,
+// before any attempt is made.
+func (c *conn) countDestinations(ctx context.Context, app, msg string) (int, error) {
+	n := 0
+	var iter *string
+	for {
+		limit := int32(maxPageSize)
+		l, err := c.sdk.MessageAttempt.ListAttemptedDestinations(ctx, app, msg, &svix.MessageAttemptListOptions{Iterator: iter, Limit: &limit})
+		if err != nil {
+			return 0, c.failAt(ctx, "count the endpoints message "+msg+" goes to", target{app: app, msg: msg}, err)
+		}
+		n += len(l.Data)
+		next := l.Iterator.Get()
+		if l.Done || next == nil || *next == "" || len(l.Data) == 0 || (iter != nil && *next == *iter) {
+			return n, nil
+		}
+		iter = next
+	}
+}
+
+// endpointsSent says how many endpoints a message goes to, and what was counted.
+func endpointsSent(n int) string {
+	switch n {
+	case 0:
+		return "0: no endpoint subscribes to its event type and channels (counted from the deliveries the server created)"
+	case 1:
+		return "1 (counted from the deliveries the server created for it)"
+	}
+	return strconv.Itoa(n) + " (counted from the deliveries the server created for it)"
+}
+
+// runMessage handles "hookd message get".
+func runMessage(ctx context.Context, e *env, args []string) error {
+	return runGroup(ctx, e, "message", "Shows one message of an application (\"hookd messages APP\" lists them).", []subcommand{
+		{"get", "show one message with its payload (message get APP MSG)", runMessageGet},
+	}, args)
+}
+
+func runMessageGet(ctx context.Context, e *env, args []string) error {
+	f := newFlags(e, "message get", "message get APP MSG\n\nShows the message MSG (its id or event id) of the application APP (its id or uid),\nwith its payload."+clientHelp)
+	cf := addClientFlags(f)
+	pos, err := f.parseArgs(args, "APP", "MSG")
+	if err != nil {
+		return err
+	}
+	c, err := cf.connect(e)
+	if err != nil {
+		return err
+	}
+	// The route is called directly, not through the SDK, whose MessageOut decodes the payload's
+	// numbers into float64: the payload is shown byte for byte as the server keeps it.
+	var msg struct {
+		ID        string          `json:"id"`
+		EventType string          `json:"eventType"`
+		EventID   *string         `json:"eventId"`
+		Channels  []string        `json:"channels"`
+		Tags      []string        `json:"tags"`
+		Timestamp time.Time       `json:"timestamp"`
+		Payload   json.RawMessage `json:"payload"`
+	}
+	op := "get message " + pos[1]
+	if err := c.hookdCall(ctx, op, http.MethodGet, "/api/v1/app/"+url.PathEscape(pos[0])+"/msg/"+url.PathEscape(pos[1]), nil, &msg); err != nil {
+		return c.failAt(ctx, op, target{app: pos[0], msg: pos[1]}, err)
+	}
+	if c.json {
+		return c.printJSON(msg)
+	}
+	var payload bytes.Buffer
+	if err := json.Indent(&payload, msg.Payload, "", "  "); err != nil {
+		payload.Reset()
+		payload.Write(msg.Payload)
+	}
+	c.printFields(
+		[2]string{"id", msg.ID},
+		[2]string{"event type", msg.EventType},
+		[2]string{"event id", orDash(deref(msg.EventID))},
+		[2]string{"channels", joinOr(msg.Channels, "-")},
+		[2]string{"tags", joinOr(msg.Tags, "-")},
+		[2]string{"timestamp", formatTime(msg.Timestamp)},
+	)
+	fmt.Fprintf(e.stdout, "payload:\n%s\n", payload.String())
 	return nil
 }
 
@@ -155,7 +269,7 @@ func runMessages(ctx context.Context, e *env, args []string) error {
 		}
 		return page[svix.MessageOut]{l.Data, l.Done, l.Iterator.Get()}, nil
 	}
-	return printList(c, "messages of "+pos[0], *limit, fetch, []string{"ID", "EVENT TYPE", "EVENT ID", "CHANNELS", "TIMESTAMP"},
+	return printList(ctx, c, "messages of "+pos[0], target{app: pos[0]}, *limit, fetch, []string{"ID", "EVENT TYPE", "EVENT ID", "CHANNELS", "TIMESTAMP"},
 		func(m *svix.MessageOut) []string {
 			return []string{m.Id, m.EventType, orDash(deref(m.EventId)), joinOr(m.Channels, "-"), formatTime(m.Timestamp)}
 		})
@@ -200,7 +314,7 @@ func runAttempts(ctx context.Context, e *env, args []string) error {
 		}
 		return page[svix.MessageAttemptOut]{l.Data, l.Done, l.Iterator.Get()}, nil
 	}
-	return printList(c, "attempts", *limit, fetch, []string{"ID", "MESSAGE", "ENDPOINT", "STATUS", "CODE", "DURATION", "TRIGGER", "TIMESTAMP", "ERROR"},
+	return printList(ctx, c, "attempts", target{app: pos[0], msg: *msg, endpoint: *ep}, *limit, fetch, []string{"ID", "MESSAGE", "ENDPOINT", "STATUS", "CODE", "DURATION", "TRIGGER", "TIMESTAMP", "ERROR"},
 		func(a *svix.MessageAttemptOut) []string {
 			code, why := "-", ""
 			if a.ResponseStatusCode != 0 {
@@ -243,7 +357,7 @@ func runResend(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if err := c.sdk.MessageAttempt.ResendWithOptions(ctx, pos[0], pos[1], pos[2], once()); err != nil {
-		return c.fail(fmt.Sprintf("resend %s to %s", pos[1], pos[2]), err)
+		return c.failAt(ctx, fmt.Sprintf("resend %s to %s", pos[1], pos[2]), target{app: pos[0], msg: pos[1], endpoint: pos[2]}, err)
 	}
 	if c.json {
 		return c.printJSON(map[string]any{"msg": pos[1], "endpoint": pos[2], "resent": true})
@@ -271,7 +385,7 @@ func runRecover(ctx context.Context, e *env, args []string) error {
 	}
 	out, err := c.sdk.Endpoint.RecoverWithOptions(ctx, pos[0], pos[1], &svix.RecoverIn{Since: t}, once())
 	if err != nil {
-		return c.fail("recover endpoint "+pos[1], err)
+		return c.failAt(ctx, "recover endpoint "+pos[1], target{app: pos[0], endpoint: pos[1]}, err)
 	}
 	if c.json {
 		return c.printJSON(out)

@@ -16,9 +16,11 @@ import (
 	"github.com/hookd/hookd/hookdtest"
 )
 
-// runPitfall handles "hookd pitfall": seed 003's two pitfalls, measured on this machine.
+// runPitfall handles "hookd pitfall": it measures, on this machine, an order handler that sends its
+// webhooks inline against one that queues them with hookd, and one hanging endpoint beside healthy
+// ones.
 func runPitfall(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "pitfall", "pitfall [--timeout 1s]")
+	f := newFlags(e, "pitfall", "pitfall [--timeout 1s]\n\nMeasures, on this machine, an order handler that sends its webhooks inline against\none that queues them with hookd, and one hanging endpoint beside healthy ones.")
 	timeout := f.Duration("timeout", time.Second, "how long the hanging endpoint is waited for")
 	if err := f.parse(args); err != nil {
 		return err

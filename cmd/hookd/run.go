@@ -36,29 +36,33 @@ func commands() []command {
 		{"verify", "verify a webhook signature read from stdin", runVerify},
 		{"listen", "a local receiver that verifies and prints each webhook", runListen},
 		{"demo", "deliver one event to four local endpoints and print the attempt log", runDemo},
-		{"pitfall", "measure seed 003's two pitfalls: inline sending, and one hanging endpoint", runPitfall},
+		{"pitfall", "measure sending inline against queueing, and one hanging endpoint", runPitfall},
 		{"bench", "measure throughput and latency on a fresh database (B1, B2, B3)", runBench},
 		{"serve", "run the workers and the HTTP API, with /metrics", runServe},
 		{"migrate", "bring the database's schema up to date and exit", runMigrate},
 		{"token", "mint a new admin token and revoke the old one (token rotate)", runToken},
 		{"events", "list and re-drive the event bus's dead letters (events list|redrive)", runEvents},
-		{"app", "create, list, show and delete applications on a running hookd serve", runApp},
-		{"endpoint", "add, list, show, disable, enable endpoints and rotate their secrets", runEndpoint},
-		{"event-type", "create, list and delete event types", runEventType},
+		{"app", "create, list, show, update and delete applications on a running hookd serve", runApp},
+		{"endpoint", "add, list, show, update, delete, disable and enable endpoints; their stats and secrets", runEndpoint},
+		{"event-type", "create (or add), list and delete event types", runEventType},
 		{"send", "send a message to an application's endpoints", runSend},
 		{"messages", "list an application's messages", runMessages},
+		{"message", "show one message with its payload (message get APP MSG)", runMessage},
 		{"attempts", "list delivery attempts of a message or to an endpoint", runAttempts},
 		{"resend", "send a message to an endpoint again", runResend},
 		{"recover", "resend what failed to reach an endpoint since a time", runRecover},
+		{"portal-link", "print a link to an application's customer portal (portal-link APP)", runPortalLink},
 		{"version", "print the version, VCS revision and Go version (also --version)", runVersion},
 	}
 }
 
-// exitError carries an exit code and a message for the user; hint says how to fix it.
+// exitError carries an exit code and a message for the user; hint says how to fix it. status is
+// the HTTP status of the API's answer the error reports (0: none).
 type exitError struct {
-	code int
-	msg  string
-	hint string
+	code   int
+	msg    string
+	hint   string
+	status int
 }
 
 func (e *exitError) Error() string { return e.msg }
@@ -123,7 +127,7 @@ func printUsage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("hookd: signed, retryable outgoing webhooks\n\nUsage:\n  hookd <command> [flags]\n\nCommands:\n")
 	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(&b, "  %-12s %s\n", c.name, c.summary)
 	}
 	b.WriteString("\nRun \"hookd <command> --help\" for a command's flags.\n")
 	b.WriteString("\nExit codes:\n  0  success\n  1  the check failed (for verify: the signature is not valid) or the command failed\n  2  usage error: a wrong or missing flag or argument\n")
