@@ -82,7 +82,7 @@ func setupAPI(t *testing.T) *apiBundle {
 func (b *apiBundle) cli(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	urlFlag := "--url"
-	if len(args) > 1 && args[0] == "endpoint" && args[1] == "add" {
+	if len(args) > 1 && args[0] == "endpoint" && (args[1] == "add" || args[1] == "update") {
 		urlFlag = "--server" // --url is the endpoint's there
 	}
 	return run(t, stdin, append(args, urlFlag, b.url, "--token", testAPIToken)...)

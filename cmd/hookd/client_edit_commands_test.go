@@ -62,6 +62,11 @@ func TestEndpointUpdateChangesOnlyWhatIsGiven(t *testing.T) {
 	if len(ep.FilterTypes) != 0 || len(ep.Channels) != 0 || ep.RateLimit != nil || ep.Description != "invoices" {
 		t.Fatalf("after --all-event-types --all-channels --rate-limit 0: %+v", ep)
 	}
+	// --url is refused on update: it would name the server where a user means the endpoint.
+	if r := run(t, "", "endpoint", "update", "acme", "ep1", "--url", "https://customer.example/hook", "--token", testAPIToken); r.code != exitUsage ||
+		!strings.Contains(r.stderr, "--url is ambiguous here, and nothing was sent") {
+		t.Errorf("endpoint update --url: exit %d, stderr %q", r.code, r.stderr)
+	}
 	out := b.ok(t, "", "endpoint", "update", "acme", "ep1", "--description", "all of it")
 	if !strings.Contains(out, "all of it") || !strings.Contains(out, b.recv.URL("/moved")) {
 		t.Fatalf("endpoint update table: %q", out)

@@ -37,6 +37,9 @@ func runEndpointUpdate(ctx context.Context, e *env, args []string) error {
 	)
 	c, app, ep, err := endpointArgs(e, "update", endpointUpdateUsage+schemeHelp, args, func(f *flags) {
 		epURL = f.String("endpoint-url", "", "the endpoint's new URL")
+		// --url names the server everywhere but on endpoint add, where it is the endpoint's URL. Here
+		// it is refused: a new endpoint URL given as --url would send the token to that host.
+		f.String("url", "", "refused here: give the endpoint's URL with --endpoint-url and the server's with --server")
 		desc = f.String("description", "", "the new description (\"\" clears it)")
 		f.Var(&types, "event-type", "deliver only this event type; repeat for several (replaces the list)")
 		allTypes = f.Bool("all-event-types", false, "deliver every event type (clears the event type filter)")
@@ -51,13 +54,16 @@ func runEndpointUpdate(ctx context.Context, e *env, args []string) error {
 	}
 	fl.Visit(func(fl *flag.Flag) {
 		switch fl.Name {
-		case "url", "server", "token", "json": // the connection's, not the endpoint's
+		case "server", "token", "json": // the connection's, not the endpoint's
 		default:
 			given[fl.Name] = true
 		}
 	})
 	hint := `run "hookd endpoint update --help" for the flags`
 	switch {
+	case given["url"]:
+		return usageErrorf("give the endpoint's new URL with --endpoint-url, and the server's (if not HOOKD_URL) with --server",
+			"endpoint update: --url is ambiguous here, and nothing was sent")
 	case len(given) == 0:
 		return usageErrorf(hint+`; e.g. hookd endpoint update acme ep_... --endpoint-url https://example.com/new`, "endpoint update: nothing to change: pass at least one flag")
 	case given["event-type"] && *allTypes:
