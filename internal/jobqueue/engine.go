@@ -76,14 +76,6 @@ type Engine[R any] struct {
 	jobs    sync.WaitGroup
 }
 
-// lane is one lane's settings and its wake-up. Its slots belong to a run (slots).
-type lane struct {
-	name    hookd.Lane
-	workers int
-	poll    time.Duration
-	wake    signal // fetch now rather than at the next poll
-}
-
 // New returns a stopped engine over d.
 func New[R any](d Driver[R], cfg Config) *Engine[R] {
 	e := &Engine[R]{name: cfg.Name, driver: d, logger: cfg.Logger, timeout: cfg.JobTimeout, maxFetch: cfg.MaxFetch}

@@ -9,6 +9,14 @@ import (
 	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
+// lane is one lane's settings and its wake-up. Its slots belong to a run (slots).
+type lane struct {
+	name    hookd.Lane
+	workers int
+	poll    time.Duration
+	wake    signal // fetch now rather than at the next poll
+}
+
 // fetchLoop fetches jobs into ln's free slots until stop is closed: at once, then whenever ln is
 // woken, and at the latest every poll; after a fetch that filled every free slot, again after
 // FetchCooldown. Between two fetches it pauses FetchCooldown, which bounds the fetch rate when
