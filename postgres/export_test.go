@@ -12,14 +12,12 @@ import (
 // Start.
 func SetQueueTiming(q hookd.Queue, lease, poll time.Duration) {
 	pq := q.(*Queue)
-	pq.lease = lease
-	for _, l := range pq.lanes {
-		l.poll = poll
-	}
+	pq.driver.lease = lease
+	pq.engine.SetPoll(poll)
 }
 
 // OnListen makes q call f each time its listener starts listening, before Start.
-func OnListen(q hookd.Queue, f func()) { q.(*Queue).onListen = f }
+func OnListen(q hookd.Queue, f func()) { q.(*Queue).driver.onListen = f }
 
 // NotifyChannel is the channel the queue of schema notifies.
 var NotifyChannel = notifyChannel

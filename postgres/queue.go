@@ -13,69 +13,52 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/internal/jobrun"
+	"github.com/hookd/hookd/internal/jobqueue"
 )
 
 // Queue is the store's own hookd.Queue: jobs are rows of hookd_jobs in the store's database,
 // inserted in the transaction that writes the deliveries they carry. Any number of processes may
-// work one database's jobs.
+// work one database's jobs. Its lanes, polls, snoozes, failures and stop are the SQL stores'
+// queue engine's, described in the package documentation of internal/jobqueue; what is
+// PostgreSQL's own follows.
 //
 // # Claims and leases
 //
 // A lane claims due jobs in one statement (FOR UPDATE SKIP LOCKED, so processes never wait on
 // each other) by moving their run_at to the end of a lease, the job timeout and 30 s: a claimed
 // job is due for nobody else, and the job of a process that died is due again when its lease
-// runs out. A worked job is deleted; a snoozed or failed one gets its new run_at; a job stopped
-// by Stop is given back, due at once. These outcomes are written in batches (one statement for
-// every outcome waiting), each only if the job's claim is still the one that ran it.
+// runs out. A lane looks ahead at most half a lease. A worked job is deleted; a snoozed or failed
+// one gets its new run_at; a job stopped by Stop is given back, due at once (or at its due time,
+// when it was stopped before it). These outcomes are written in batches (one statement for every
+// outcome waiting), each only if the job's claim is still the one that ran it.
 //
-// # Timing
+// # Notifications
 //
 // A job due soon is announced on a channel of the schema, which every process of the database
 // listens to: after the commit of the store's own transactions (InTx), which also wake this
 // process's lanes directly, by a notification of its own; inside an app's transaction (WrapTx),
-// by pg_notify in it, delivered at its commit. (A notifying transaction holds PostgreSQL's
-// notification lock through its commit's WAL flush, so notifying inside every Send's transaction
-// made the sends wait on each other's flushes: with two worker processes the fleet delivered less
-// than with one.) Notifications after commit are coalesced: one statement for the lanes waiting,
-// while the last is still on its way. Polls
-// (every 20 ms for first attempts, 100 ms for retries and manual attempts) catch what a
-// notification missed. A lane claims the jobs due within two poll intervals and holds each in
-// its worker slot until its due time, so a job starts within a few milliseconds of its NotBefore.
-//
-// # Results
-//
-// A handler that returns nil finishes the job; a *hookd.SnoozeError makes it due again after the
-// delay, the same job; any other error makes it due again after 1 s, 2 s, 4 s ... at most 1 min,
-// for about a week (10,000 failures), after which the job is dropped with an error in the log.
+// by pg_notify in it, delivered at its commit. A notifying transaction holds PostgreSQL's
+// notification lock through its commit's WAL flush, so notifications are kept out of the store's
+// own transactions: there they would make concurrent sends wait on each other's flushes.
+// Notifications after commit are coalesced: one statement for the lanes waiting, while the last
+// is still on its way. The lanes' polls catch what a notification missed.
 type Queue struct {
 	s        *Store
 	logger   *slog.Logger
-	timeout  time.Duration
-	lease    time.Duration
 	channel  string // the NOTIFY channel of the schema
-	lanes    map[hookd.Lane]*lane
-	fin      *jobrun.Finisher[outcome]
-	run      jobrun.Run
-	onListen func() // tests: called each time the listener starts listening
+	driver   *claimsDriver
+	engine   *jobqueue.Engine[claimRef]
 	notifier notifier
 }
 
 var _ hookd.Queue = (*Queue)(nil)
 
-// Queue timing. See the type's documentation.
+// Queue settings of PostgreSQL's own. See the type's documentation.
 const (
-	firstPollInterval = 20 * time.Millisecond
-	pollInterval      = 100 * time.Millisecond
-	// fetchCooldown is the least time between two claims of one lane.
-	fetchCooldown = 2 * time.Millisecond
 	// leaseGrace is added to the job timeout to make a claim's lease.
 	leaseGrace = 30 * time.Second
 	// listenRetry is the wait before the listener connects again after it lost its connection.
 	listenRetry = time.Second
-	// maxFailures is how often a job's handler may fail (a database error, never a snooze)
-	// before the job is dropped: with retries backing off to one a minute, about a week.
-	maxFailures = 10_000
 	// maxClaim bounds the jobs one claim takes.
 	maxClaim = 1000
 )
@@ -87,16 +70,10 @@ func (s *Store) NewQueue(cfg *hookd.QueueConfig) (hookd.Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres queue: %w", err)
 	}
-	q := &Queue{s: s, logger: s.logger, timeout: timeout, lease: timeout + leaseGrace,
-		channel: notifyChannel(s.schema), lanes: make(map[hookd.Lane]*lane, len(workers))}
-	for l, n := range workers {
-		poll := pollInterval
-		if l == hookd.LaneFirst {
-			poll = firstPollInterval
-		}
-		q.lanes[l] = newLane(q, l, n, poll)
-	}
-	q.fin = jobrun.NewFinisher(q.flush)
+	channel := notifyChannel(s.schema)
+	d := &claimsDriver{s: s, logger: s.logger, lease: timeout + leaseGrace, channel: channel}
+	q := &Queue{s: s, logger: s.logger, channel: channel, driver: d,
+		engine: jobqueue.New(d, jobqueue.Config{Name: "postgres queue", Logger: s.logger, Workers: workers, JobTimeout: timeout, MaxFetch: maxClaim})}
 	q.notifier = notifier{q: q}
 	return q, nil
 }
@@ -153,10 +130,9 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 			runAt = maxTime(now, nb)
 		}
 		lanes[i], runAts[i], deliveryIDs[i], attempts[i], triggers[i] = string(l), runAt, j.DeliveryID, int32(j.Attempt), string(j.Trigger)
-		ln := q.lanes[l]
-		if k := jobrun.LaneIndex(l); !woken[k] && ln != nil && runAt.Before(now.Add(2*ln.poll)) {
+		if k := jobqueue.LaneIndex(l); !woken[k] && runAt.Before(now.Add(q.engine.Horizon(l))) {
 			woken[k] = true
-			if t, ok := tx.(*txn); ok && t.AfterCommit(func() { ln.wake.Raise(); q.notifier.announce(k) }) {
+			if t, ok := tx.(*txn); ok && t.AfterCommit(func() { q.engine.Wake(l); q.notifier.announce(k) }) {
 				continue
 			}
 			notify = append(notify, string(l))
@@ -174,7 +150,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 type notifier struct {
 	q       *Queue
 	mu      sync.Mutex
-	pending [3]bool // by jobrun.LaneIndex
+	pending [3]bool // by jobqueue.LaneIndex
 	sending bool
 }
 
@@ -198,7 +174,7 @@ func (n *notifier) send() {
 		var lanes []string
 		for k, p := range n.pending {
 			if p {
-				lanes = append(lanes, string(jobrun.Lanes[k]))
+				lanes = append(lanes, string(jobqueue.Lanes[k]))
 			}
 		}
 		n.pending = [3]bool{}
@@ -258,23 +234,7 @@ func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 	if h == nil {
 		return invalid("handler", "is nil")
 	}
-	return q.run.Start(ctx, "postgres queue", q.timeout, func(jobCtx context.Context, stop <-chan struct{}) (func() error, error) {
-		q.fin.Start()
-		for _, ln := range q.lanes {
-			ln.reset()
-			q.run.Loop(func() { ln.fetchLoop(jobCtx, stop, h) })
-		}
-		q.run.Loop(func() {
-			lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-			defer cancel()
-			go func() {
-				<-stop
-				cancel()
-			}()
-			q.listen(lctx)
-		})
-		return q.fin.Stop, nil
-	})
+	return q.engine.Start(ctx, h)
 }
 
 // Stop stops fetching jobs and waits for the jobs in flight until ctx ends. Jobs still running
@@ -282,49 +242,4 @@ func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 // returns after its context was cancelled is given back, due at once, without a failure counted)
 // and returns an error wrapping ctx's. The outcomes of the jobs that returned are written before
 // Stop returns.
-func (q *Queue) Stop(ctx context.Context) error { return q.run.Stop(ctx, "postgres queue") }
-
-// listen wakes this process's lanes on the notifications of the schema's channel, on a
-// connection of its own, until ctx ends. After it (re)connects it wakes every lane, for what was
-// notified meanwhile.
-func (q *Queue) listen(ctx context.Context) {
-	for {
-		err := q.listenOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd queue: listening for new jobs failed; polling until it reconnects",
-			slog.String("error", err.Error()), slog.Duration("retry_in", listenRetry))
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(listenRetry):
-		}
-	}
-}
-
-func (q *Queue) listenOnce(ctx context.Context) error {
-	c, err := pgx.ConnectConfig(ctx, q.s.pool.Config().ConnConfig)
-	if err != nil {
-		return err
-	}
-	defer c.Close(context.WithoutCancel(ctx))
-	if _, err := c.Exec(ctx, "LISTEN "+pgx.Identifier{q.channel}.Sanitize()); err != nil {
-		return err
-	}
-	if q.onListen != nil {
-		q.onListen()
-	}
-	for _, ln := range q.lanes {
-		ln.wake.Raise()
-	}
-	for {
-		n, err := c.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		if ln := q.lanes[hookd.Lane(n.Payload)]; ln != nil {
-			ln.wake.Raise()
-		}
-	}
-}
+func (q *Queue) Stop(ctx context.Context) error { return q.engine.Stop(ctx) }

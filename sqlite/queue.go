@@ -4,58 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/internal/jobrun"
+	"github.com/hookd/hookd/internal/jobqueue"
 )
 
 // Queue is the store's own hookd.Queue: jobs are rows of hookd_jobs in the store's file, written
-// in the transaction that writes the deliveries they carry.
+// in the transaction that writes the deliveries they carry. Its lanes, polls, snoozes, failures
+// and stop are the SQL stores' queue engine's, described in the package documentation of
+// internal/jobqueue; what is SQLite's own follows.
 //
 // One process has the file open (the store's process lock), so the queue keeps which jobs are
 // running in memory, not in the file: fetching a job is a read on one of the store's read
 // connections and writes nothing, a worked job is deleted, and a snoozed or failed one gets a
 // later run_at, these outcomes batched into one transaction on the write connection. A crash
 // leaves every unfinished job due again for the next process; a job that was running is made again
-// (the worker drops it when its attempt is already recorded).
-//
-// # Timing
-//
-// A job enqueued through the store's own transactions (InTx) wakes its lane when the transaction
-// commits; one enqueued in a wrapped transaction of the app's (WrapTx) is found by the lane's poll
-// (every 20 ms for first attempts, 100 ms for retries and manual attempts). A lane fetches jobs
-// due within two poll intervals and holds each in its worker slot until its due time, so a job
-// starts within a few milliseconds of its NotBefore.
-//
-// # Results
-//
-// A handler that returns nil finishes the job; a *hookd.SnoozeError makes it due again after the
-// delay, the same job; any other error makes it due again after 1 s, 2 s, 4 s ... at most 1 min,
-// for about a week (10,000 failures), after which the job is dropped with an error in the log.
+// (the worker drops it when its attempt is already recorded). A job enqueued through the store's
+// own transactions (InTx) wakes its lane when the transaction commits; one enqueued in a wrapped
+// transaction of the app's (WrapTx) is found by the lane's poll.
 type Queue struct {
-	s       *Store
-	logger  *slog.Logger
-	timeout time.Duration
-	lanes   map[hookd.Lane]*lane
-	fin     *jobrun.Finisher[outcome]
-	run     jobrun.Run
+	s      *Store
+	engine *jobqueue.Engine[jobRef]
 }
 
 var _ hookd.Queue = (*Queue)(nil)
-
-// Queue timing. See the type's documentation.
-const (
-	firstPollInterval = 20 * time.Millisecond
-	pollInterval      = 100 * time.Millisecond
-	// fetchCooldown is the least time between two fetches of one lane.
-	fetchCooldown = 2 * time.Millisecond
-	// maxFailures is how often a job's handler may fail (a database error, never a snooze)
-	// before the job is dropped: with retries backing off to one a minute, about a week.
-	maxFailures = 10_000
-)
 
 // ErrQueueRunning is returned by Start when a queue of the store is already running: one
 // process works a file's jobs through one queue.
@@ -68,16 +42,10 @@ func (s *Store) NewQueue(cfg *hookd.QueueConfig) (hookd.Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite queue: %w", err)
 	}
-	q := &Queue{s: s, logger: s.logger, timeout: timeout, lanes: make(map[hookd.Lane]*lane, len(workers))}
-	for l, n := range workers {
-		poll := pollInterval
-		if l == hookd.LaneFirst {
-			poll = firstPollInterval
-		}
-		q.lanes[l] = newLane(q, l, n, poll)
-	}
-	q.fin = jobrun.NewFinisher(q.flush)
-	return q, nil
+	d := &jobsDriver{s: s}
+	e := jobqueue.New(d, jobqueue.Config{Name: "sqlite queue", Logger: s.logger, Workers: workers, JobTimeout: timeout})
+	d.wake = e.Wake
+	return &Queue{s: s, engine: e}, nil
 }
 
 func invalid(field, reason string) error {
@@ -108,11 +76,9 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 			runAt, notBefore = max(now, nb), nb
 		}
 		args = append(args, string(l), runAt, j.DeliveryID, j.Attempt, string(j.Trigger), notBefore)
-		if i := jobrun.LaneIndex(l); !woken[i] {
+		if i := jobqueue.LaneIndex(l); !woken[i] {
 			woken[i] = true
-			if ln := q.lanes[l]; ln != nil {
-				t.AfterCommit(ln.wake.Raise)
-			}
+			t.AfterCommit(func() { q.engine.Wake(l) })
 		}
 	}
 	if _, err := t.execBatch(ctx, q.s.stmts.insertJobs, jobCols, args); err != nil {
@@ -140,21 +106,8 @@ func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 	if h == nil {
 		return invalid("handler", "is nil")
 	}
-	err := q.run.Start(ctx, "sqlite queue", q.timeout, func(jobCtx context.Context, stop <-chan struct{}) (func() error, error) {
-		if !q.s.queueRunning.CompareAndSwap(false, true) {
-			return nil, fmt.Errorf("sqlite queue: start: %w", ErrQueueRunning)
-		}
-		q.fin.Start()
-		for _, ln := range q.lanes {
-			ln.reset()
-			q.run.Loop(func() { ln.fetchLoop(jobCtx, stop, h) })
-		}
-		return func() error {
-			defer q.s.queueRunning.Store(false)
-			return q.fin.Stop()
-		}, nil
-	})
-	if errors.Is(err, jobrun.ErrRunning) {
+	err := q.engine.Start(ctx, h)
+	if errors.Is(err, jobqueue.ErrRunning) {
 		return fmt.Errorf("sqlite queue: start: %w", ErrQueueRunning)
 	}
 	return err
@@ -164,4 +117,4 @@ func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 // then have their contexts cancelled; Stop waits up to 5 s more for them to return (a job that
 // returns after its context was cancelled stays due, without a failure counted) and returns an
 // error wrapping ctx's. The outcomes of the jobs that finished are written before Stop returns.
-func (q *Queue) Stop(ctx context.Context) error { return q.run.Stop(ctx, "sqlite queue") }
+func (q *Queue) Stop(ctx context.Context) error { return q.engine.Stop(ctx) }

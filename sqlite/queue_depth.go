@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/jobqueue"
 )
 
 var _ hookd.QueueDepther = (*Queue)(nil)
@@ -23,35 +24,9 @@ func (q *Queue) QueueDepth(ctx context.Context) ([]hookd.LaneDepth, error) {
 		return nil, fmt.Errorf("sqlite: queue depth: %w", err)
 	}
 	defer rows.Close()
-	var out []hookd.LaneDepth
-	for rows.Next() {
-		var lane string
-		var due bool
-		var n int64
-		if err := rows.Scan(&lane, &due, &n); err != nil {
-			return nil, fmt.Errorf("sqlite: queue depth: %w", err)
-		}
-		out = addDepth(out, hookd.Lane(lane), due, n)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := jobqueue.ReadDepths(rows)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: queue depth: %w", err)
 	}
 	return out, nil
-}
-
-// addDepth adds n jobs of lane, due or scheduled, to ds.
-func addDepth(ds []hookd.LaneDepth, lane hookd.Lane, due bool, n int64) []hookd.LaneDepth {
-	i := 0
-	for i < len(ds) && ds[i].Lane != lane {
-		i++
-	}
-	if i == len(ds) {
-		ds = append(ds, hookd.LaneDepth{Lane: lane})
-	}
-	if due {
-		ds[i].Due += n
-	} else {
-		ds[i].Scheduled += n
-	}
-	return ds
 }
