@@ -116,6 +116,16 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	tab.screenshot(shots, "dashboard-app.png")
 
+	// h. Find a message: its id in the search box opens its page; the log counts its deliveries.
+	if got := tab.text("h: the log's deliveries", `table.log tr:has(a[href$="/msg/`+msg2+`"]) td.counts`); got != "1 delivered 1 pending" {
+		t.Errorf("h: the log shows %s's deliveries as %q; want %q", msg2, got, "1 delivered 1 pending")
+	}
+	tab.do("h: type the message's id", chromedp.SendKeys(chromedp.ID("find-q"), msg2))
+	tab.submit("h: find", `#find button[type=submit]`)
+	if loc := tab.location(); loc != d.url+appPath+"/msg/"+msg2 {
+		t.Errorf("h: finding %s leads to %s", msg2, loc)
+	}
+
 	// f. The portal: a link opens Acme's page only.
 	link := d.portalLink(t, d.acme.ID)
 	tab.openURL(link)
@@ -139,6 +149,17 @@ func TestDashboardInBrowser(t *testing.T) {
 	if got := tab.text("f: the refusal", "p.notice"); got != "This page belongs to another application." {
 		t.Errorf("f: the refusal reads %q", got)
 	}
+	// The portal's search finds nothing of Globex's.
+	globexMsg, err := d.client.Send(context.Background(), d.globex.ID, &hookd.MessageIn{EventType: "invoice.paid", Payload: map[string]int{"n": 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.open("/portal/app/" + d.acme.ID)
+	tab.do("f: type Globex's message id", chromedp.SendKeys(chromedp.ID("find-q"), globexMsg.Message.ID))
+	tab.do("f: find", chromedp.Click(chromedp.CSS(`#find button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS(`p.notice`)))
+	if got := tab.text("f: the search's answer", "p.notice"); !strings.HasPrefix(got, "Nothing in Acme has the id or event id") {
+		t.Errorf("f: the portal's search for Globex's message answers %q", got)
+	}
 	plain := &http.Client{Timeout: chromeStepTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := plain.Get(d.url + "/portal/app/" + d.globex.ID)
 	if err != nil {
@@ -156,6 +177,7 @@ func TestDashboardInBrowser(t *testing.T) {
 type browserDashboard struct {
 	url    string
 	token  string // the admin token
+	client *hookd.Client
 	acme   *hookd.Application
 	globex *hookd.Application
 }
@@ -163,7 +185,7 @@ type browserDashboard struct {
 func startBrowserDashboard(t *testing.T) *browserDashboard {
 	t.Helper()
 	s := newSite(t, true)
-	return &browserDashboard{url: s.srv.URL, token: adminToken, acme: s.acme, globex: s.globex}
+	return &browserDashboard{url: s.srv.URL, token: adminToken, client: s.client, acme: s.acme, globex: s.globex}
 }
 
 // portalLink asks the API for a portal link to the application, as a customer's backend would.

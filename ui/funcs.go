@@ -38,6 +38,13 @@ var funcs = template.FuncMap{
 		}
 		return string(r[:n]) + "…"
 	},
+	// plural is n and noun, with an "s" unless n is 1: "1 attempt", "3 attempts".
+	"plural": func(n int, noun string) string {
+		if n == 1 {
+			return "1 " + noun
+		}
+		return fmt.Sprintf("%d %ss", n, noun)
+	},
 	"has": func(list []string, s string) bool {
 		for _, x := range list {
 			if x == s {

@@ -46,7 +46,9 @@ func (h *Handler) healthOf(ep hookd.Endpoint, n hookd.AttemptCount) health {
 type logRow struct {
 	Message  hookd.Message
 	Delivery *hookd.Delivery // with a status filter: the delivery that matched
-	Endpoint string
+	Endpoint string          // with a status filter: the endpoint's URL, or its id when deleted
+	// Counts is the message's deliveries by status, without a status filter.
+	Counts hookd.DeliveryCounts
 }
 
 // logFilter is the message log's filters, as the form sends them.
@@ -125,7 +127,11 @@ func (h *Handler) appPage(q *req) error {
 	if err != nil {
 		return err
 	}
-	rows, next, prev, err := h.messageLog(q, app.ID, f)
+	urls := make(map[string]string, len(eps.Data))
+	for _, ep := range eps.Data {
+		urls[ep.ID] = ep.URL
+	}
+	rows, next, prev, err := h.messageLog(q, app.ID, f, urls)
 	if err != nil {
 		return err
 	}
@@ -142,8 +148,10 @@ func (h *Handler) appPage(q *req) error {
 	return nil
 }
 
-// messageLog returns a page of the log: messages, or with a status, the deliveries in it.
-func (h *Handler) messageLog(q *req, appID string, f logFilter) (rows []logRow, next, prev string, err error) {
+// messageLog returns a page of the log: messages with their deliveries counted by status, or
+// with a status, the deliveries in it. urls names endpoints by URL; an endpoint not in it is
+// read.
+func (h *Handler) messageLog(q *req, appID string, f logFilter, urls map[string]string) (rows []logRow, next, prev string, err error) {
 	opts := listOptions(q.r)
 	if f.Status != "" {
 		page, err := h.client.ListDeliveries(q.ctx, appID, hookd.DeliveryFilter{Status: hookd.DeliveryStatus(f.Status), After: f.from, Before: f.to, ListOptions: opts})
@@ -167,7 +175,7 @@ func (h *Handler) messageLog(q *req, appID string, f logFilter) (rows []logRow, 
 			if f.Type != "" && m.EventType != f.Type {
 				continue
 			}
-			rows = append(rows, logRow{Message: m, Delivery: &d, Endpoint: d.EndpointID})
+			rows = append(rows, logRow{Message: m, Delivery: &d, Endpoint: h.endpointURL(q, appID, d.EndpointID, urls)})
 		}
 		return rows, pageNext(page.Done, page.Iterator), page.PrevIterator, nil
 	}
@@ -179,10 +187,32 @@ func (h *Handler) messageLog(q *req, appID string, f logFilter) (rows []logRow, 
 	if err != nil {
 		return nil, "", "", err
 	}
+	ids := make([]string, len(page.Data))
+	for i, m := range page.Data {
+		ids[i] = m.ID
+	}
+	counts, err := h.client.DeliveryCounts(q.ctx, appID, ids)
+	if err != nil {
+		return nil, "", "", err
+	}
 	for _, m := range page.Data {
-		rows = append(rows, logRow{Message: m})
+		rows = append(rows, logRow{Message: m, Counts: counts[m.ID]})
 	}
 	return rows, pageNext(page.Done, page.Iterator), page.PrevIterator, nil
+}
+
+// endpointURL names endpoint id by its URL: from urls, else read (and kept in urls); a deleted
+// endpoint keeps its id.
+func (h *Handler) endpointURL(q *req, appID, id string, urls map[string]string) string {
+	if u, ok := urls[id]; ok {
+		return u
+	}
+	u := id
+	if ep, err := h.client.GetEndpoint(q.ctx, appID, id); err == nil {
+		u = ep.URL
+	}
+	urls[id] = u
+	return u
 }
 
 func pageNext(done bool, it string) string {

@@ -168,6 +168,7 @@ func (h *Handler) routes() {
 		h.mux.HandleFunc("POST "+s.base+"/logout", h.logout(s))
 		h.handle(s, "GET "+s.base+"/{$}", h.home)
 		h.handle(s, "GET "+s.base+"/app/{app}", h.appPage)
+		h.handle(s, "GET "+s.base+"/app/{app}/find", h.find)
 		h.handle(s, "POST "+s.base+"/app/{app}/endpoints", h.addEndpoint)
 		h.handle(s, "POST "+s.base+"/app/{app}/send", h.sendExample)
 		h.handle(s, "GET "+s.base+"/app/{app}/endpoint/{ep}", h.endpointPage)
