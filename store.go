@@ -273,7 +273,8 @@ type Writer interface {
 
 	InsertOperationalEvents(ctx context.Context, evs []OperationalEvent) error
 
-	// ExpungeAttemptResponse replaces an attempt's captured response with ExpungedResponse.
+	// ExpungeAttemptResponse replaces an attempt's captured response with ExpungedResponse and
+	// clears its response headers.
 	ExpungeAttemptResponse(ctx context.Context, attemptID string) error
 	// InsertToken stores a server token (ErrConflict when the hash exists).
 	InsertToken(ctx context.Context, t *Token) error
