@@ -106,6 +106,24 @@ func TestDashboardInBrowser(t *testing.T) {
 		`rows.length === 2 && rows.some(r => r.cells[0].textContent.includes("manual") && status(r) === "500")`))
 	tab.screenshot(shots, "dashboard-message.png")
 
+	// i. Attempt detail: the failed attempt's request and response, and a copy button.
+	tab.submit("i: open the failed attempt", fmt.Sprintf(`article.destination:has(a[href$="/endpoint/%s"]) tr.attempt:last-child a.attempt-link`, failEP))
+	if got := tab.text("i: the response's status", "#response-status"); got != "500" {
+		t.Errorf("i: the attempt's response status reads %q; want 500", got)
+	}
+	if hs := tab.text("i: the request's headers", "#request-headers"); !strings.Contains(hs, "Webhook-Signature\tv1,") {
+		t.Errorf("i: the request's headers do not show the signature:\n%s", hs)
+	}
+	if got := tab.text("i: the response body", "#response-body"); got != `{"error":"boom"}` {
+		t.Errorf("i: the response body reads %q", got)
+	}
+	if got := tab.text("i: the trigger", "#trigger"); got != "scheduled" {
+		t.Errorf("i: the trigger reads %q; want scheduled", got)
+	}
+	tab.do("i: copy the attempt's id", chromedp.Click(chromedp.CSS(`button[data-copy="attempt-id"]`)))
+	tab.waitText("i: the copy button's answer", `button[data-copy="attempt-id"]`, "Copied")
+	tab.screenshot(shots, "dashboard-attempt.png")
+
 	// g. The application's page, with its chart, now that attempts exist.
 	tab.open(appPath)
 	if n := tab.count("g: the chart's bars", `svg.chart rect.ok, svg.chart rect.fail`); n < 2 {
@@ -353,6 +371,25 @@ func (b *chromeTab) text(what, sel string) string {
 		b.fatalf("%s: the text of %s: %v", what, sel, err)
 	}
 	return strings.TrimSpace(s)
+}
+
+// waitText waits, without reloading, until the first element sel selects reads want.
+func (b *chromeTab) waitText(what, sel, want string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, chromeStepTimeout)
+	defer cancel()
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%s); return !!e && e.textContent.trim() === %s; })()`, strconv.Quote(sel), strconv.Quote(want))
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		if err == nil && ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			b.fatalf("%s: %s does not read %q within %v (last error: %v)", what, sel, want, chromeStepTimeout, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // count returns how many elements sel selects now.

@@ -4,10 +4,30 @@ import (
 	"fmt"
 	"html/template"
 	"net/url"
+	"strconv"
 	"time"
+
+	"github.com/hookd/hookd"
 )
 
+// said is the funcs' "said".
+func said(status int, err string) string {
+	switch {
+	case (&hookd.Attempt{Error: err}).NotSent():
+		return "not sent: endpoint paused after repeated failures"
+	case err != "":
+		return err
+	case status != 0:
+		return "HTTP " + strconv.Itoa(status)
+	}
+	return "no response"
+}
+
 var funcs = template.FuncMap{
+	// said is an attempt's or a delivery's outcome in a customer's words: the error, once (an
+	// error "HTTP 500" is not said twice), or the status; a try not sent while the endpoint was
+	// paused says so.
+	"said": said,
 	"path": url.PathEscape,
 	"ts": func(t any) string {
 		switch v := t.(type) {

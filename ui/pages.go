@@ -143,7 +143,7 @@ func (h *Handler) appPage(q *req) error {
 		"Title": app.Name, "App": app, "Endpoints": healths, "MoreEndpoints": !eps.Done,
 		"Chart": chart(hours, h.now(), window), "Log": rows, "Filter": f, "Next": next, "Prev": prev,
 		"EventTypes": types, "Statuses": []string{"pending", "delivered", "failed", "cancelled"},
-		"Flash": q.r.URL.Query().Get("flash"),
+		"Flash": q.r.URL.Query().Get("flash"), "Refresh": liveEvery,
 	}))
 	return nil
 }
@@ -351,7 +351,7 @@ func (h *Handler) showEndpoint(q *req, secret string) error {
 	}
 	h.render(q.w, q.r, http.StatusOK, "endpoint", q.data(map[string]any{
 		"Title": ep.URL, "App": app, "Health": hl, "Chart": chart(hours, h.now(), window), "Attempts": attempts,
-		"Secret": secret, "Flash": q.r.URL.Query().Get("flash"),
+		"Secret": secret, "Flash": q.r.URL.Query().Get("flash"), "Refresh": refreshUnless(secret != ""),
 		"RecoverFrom": h.now().UTC().Add(-time.Hour).Format("2006-01-02T15:04"),
 	}))
 	return nil
@@ -407,6 +407,15 @@ func (h *Handler) endpointAction(q *req) error {
 	}
 	http.Redirect(q.w, q.r, q.base+"/app/"+url.PathEscape(app)+"/endpoint/"+url.PathEscape(ep)+"?flash="+url.QueryEscape(flash), http.StatusSeeOther)
 	return nil
+}
+
+// refreshUnless is liveEvery, or 0 (no reload) when shown is true: a page showing a secret
+// once is not reloaded, which would show it again.
+func refreshUnless(shown bool) int {
+	if shown {
+		return 0
+	}
+	return liveEvery
 }
 
 func siteName(s site) string {
@@ -472,7 +481,7 @@ func (h *Handler) messagePage(q *req) error {
 	payload, cut := renderPayload(m.Payload)
 	h.render(q.w, q.r, http.StatusOK, "msgpage", q.data(map[string]any{
 		"Title": m.EventType, "App": app, "Message": m, "Payload": payload, "PayloadCut": cut, "Destinations": out,
-		"Flash": q.r.URL.Query().Get("flash"),
+		"Flash": q.r.URL.Query().Get("flash"), "Refresh": liveEvery,
 	}))
 	return nil
 }
@@ -485,3 +494,6 @@ func (h *Handler) resend(q *req) error {
 	http.Redirect(q.w, q.r, q.base+"/app/"+url.PathEscape(app)+"/msg/"+url.PathEscape(msg)+"?flash=resent", http.StatusSeeOther)
 	return nil
 }
+
+// liveEvery is how often, in seconds, the pages with lists reload themselves while shown.
+const liveEvery = 15

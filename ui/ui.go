@@ -1,8 +1,10 @@
 // Package ui is hookd's web pages: the operator's dashboard at /ui, signed in with the admin
 // token, and the customer portal at /portal, opened with an app-portal token
 // (POST /api/v1/auth/app-portal-access/{app}), which shows the same pages limited to that one
-// application. Pages are server-rendered html/template with no script; the charts are inline SVG;
-// the stylesheet is embedded. Nothing is loaded from elsewhere.
+// application. Pages are server-rendered html/template; one small embedded script (static/pages.js,
+// allowed by CSP script-src 'self' alone) copies ids and payloads to the clipboard and reloads the
+// lists while they are shown; the charts are inline SVG; the stylesheet is embedded. Nothing is
+// loaded from elsewhere but an operator's portal logo (Config.PortalLogoURL).
 //
 // Sign-in checks the token and opens a session (server.DefaultSessionTTL by default); only the
 // session's random id goes in an HttpOnly, SameSite=Strict cookie scoped to the pages' path (the
@@ -121,7 +123,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == portal.base || strings.HasPrefix(r.URL.Path, portal.base+"/") {
 		frame = h.portalFraming
 	}
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors "+frame)
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors "+frame)
 	if frame == "'none'" {
 		w.Header().Set("X-Frame-Options", "DENY")
 	}
@@ -175,6 +177,7 @@ func (h *Handler) routes() {
 		h.handle(s, "POST "+s.base+"/app/{app}/endpoint/{ep}/{action}", h.endpointAction)
 		h.handle(s, "GET "+s.base+"/app/{app}/msg/{msg}", h.messagePage)
 		h.handle(s, "GET "+s.base+"/app/{app}/msg/{msg}/payload", h.payloadFile)
+		h.handle(s, "GET "+s.base+"/app/{app}/msg/{msg}/attempt/{attempt}", h.attemptPage)
 		h.handle(s, "POST "+s.base+"/app/{app}/msg/{msg}/resend/{ep}", h.resend)
 	}
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
