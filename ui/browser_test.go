@@ -144,6 +144,40 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("h: finding %s leads to %s", msg2, loc)
 	}
 
+	// j. Endpoints: send a test event, edit, and delete after the confirmation.
+	tab.open(appPath + "/endpoint/" + okEP)
+	if got := tab.text("j: the endpoint's stats", "#stats"); !strings.HasSuffix(got, "0 failed") || strings.HasPrefix(got, "0 ") {
+		t.Errorf("j: the endpoint's stats read %q; want successes and 0 failed", got)
+	}
+	tab.submit("j: send a test event", `#test-event button[type=submit]`)
+	pingMsg := messagePageRE.FindStringSubmatch(strings.SplitN(tab.location(), "?", 2)[0])
+	if pingMsg == nil {
+		t.Fatalf("j: the test event leads to %s; want its message's page", tab.location())
+	}
+	tab.waitFor("j: the test event delivered", destinationJS(okEP, `rows.some(r => status(r) === "200")`))
+	if n := tab.count("j: the test event's endpoints", "article.destination"); n != 1 {
+		t.Errorf("j: the test event went to %d endpoints; want 1", n)
+	}
+	tab.open(appPath + "/endpoint/" + okEP)
+	tab.submit("j: edit", "#edit")
+	tab.do("j: change the description", chromedp.SetValue(chromedp.ID("description"), "orders, from the browser"))
+	tab.submit("j: save", `#edit-endpoint button[type=submit]`)
+	if got := tab.text("j: the flash", "p.flash"); got != "Done: saved." {
+		t.Errorf("j: after saving, the flash reads %q", got)
+	}
+	if got := tab.text("j: the description", "p.muted"); !strings.Contains(got, "orders, from the browser") {
+		t.Errorf("j: the endpoint's description reads %q", got)
+	}
+	tab.screenshot(shots, "dashboard-endpoint.png")
+	tab.open(appPath)
+	spareEP := tab.addEndpoint("j", rcv.URL("/spare"))
+	tab.submit("j: delete", "#delete")
+	tab.screenshot(shots, "dashboard-endpoint-delete.png")
+	tab.submit("j: confirm", "#confirm-delete")
+	if n := tab.count("j: the deleted endpoint's link", `table.endpoints a[href$="/endpoint/`+spareEP+`"]`); n != 0 {
+		t.Errorf("j: the deleted endpoint is still listed")
+	}
+
 	// f. The portal: a link opens Acme's page only.
 	link := d.portalLink(t, d.acme.ID)
 	tab.openURL(link)

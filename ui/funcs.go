@@ -50,6 +50,15 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.2f s", d.Seconds())
 	},
+	// hm is a time of day, "14:05 UTC", with the date when it is not today (UTC).
+	"hm": func(t time.Time) string {
+		t = t.UTC()
+		if y, m, d := t.Date(); y == time.Now().UTC().Year() && m == time.Now().UTC().Month() && d == time.Now().UTC().Day() {
+			return t.Format("15:04 UTC")
+		}
+		return t.Format("Jan 2 15:04 UTC")
+	},
+	"future": func(t time.Time) bool { return t.After(time.Now()) },
 	"pct": func(f float64) string { return fmt.Sprintf("%.1f %%", f) },
 	"trunc": func(n int, s string) string {
 		r := []rune(s)

@@ -12,6 +12,7 @@ import (
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/jsondepth"
 	"github.com/hookd/hookd/internal/paging"
+	"github.com/hookd/hookd/server"
 )
 
 // health is an endpoint at a glance.
@@ -19,11 +20,14 @@ type health struct {
 	Endpoint    hookd.Endpoint
 	Attempts    int     // in the last 24 h
 	SuccessRate float64 // percent of Attempts; meaningful when Attempts > 0
-	CircuitOpen bool
+	Circuit     hookd.CircuitState
 }
 
 // window is what the health figures and the charts cover.
 const window = 24 * time.Hour
+
+// statsWindow is what an endpoint's stats cover: the API's default window.
+const statsWindow = 28 * 24 * time.Hour
 
 func (h *Handler) health(q *req, app string, ep hookd.Endpoint) (health, []hookd.HourCount, error) {
 	hours, err := h.client.AttemptsPerHour(q.ctx, app, ep.ID, h.now().Add(-window))
@@ -35,7 +39,7 @@ func (h *Handler) health(q *req, app string, ep hookd.Endpoint) (health, []hookd
 
 // healthOf is ep's health with n attempts in the window.
 func (h *Handler) healthOf(ep hookd.Endpoint, n hookd.AttemptCount) health {
-	out := health{Endpoint: ep, CircuitOpen: h.client.CircuitOpen(ep.ID), Attempts: n.Succeeded + n.Failed}
+	out := health{Endpoint: ep, Circuit: h.client.Circuit(ep.ID), Attempts: n.Succeeded + n.Failed}
 	if out.Attempts > 0 {
 		out.SuccessRate = 100 * float64(n.Succeeded) / float64(out.Attempts)
 	}
@@ -349,9 +353,19 @@ func (h *Handler) showEndpoint(q *req, secret string) error {
 	if err != nil {
 		return err
 	}
+	now := h.now()
+	stats, err := h.client.Store().EndpointStats(q.ctx, ep.ID, now.Add(-statsWindow), now)
+	if err != nil {
+		return err
+	}
+	types, err := h.eventTypes(q)
+	if err != nil {
+		return err
+	}
 	h.render(q.w, q.r, http.StatusOK, "endpoint", q.data(map[string]any{
 		"Title": ep.URL, "App": app, "Health": hl, "Chart": chart(hours, h.now(), window), "Attempts": attempts,
 		"Secret": secret, "Flash": q.r.URL.Query().Get("flash"), "Refresh": refreshUnless(secret != ""),
+		"Stats": stats, "StatsDays": int(statsWindow / (24 * time.Hour)), "EventTypes": types, "Ping": server.PingEventType,
 		"RecoverFrom": h.now().UTC().Add(-time.Hour).Format("2006-01-02T15:04"),
 	}))
 	return nil

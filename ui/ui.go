@@ -106,7 +106,7 @@ func New(client *hookd.Client, auth Authenticator, cfg *Config) (*Handler, error
 	if len(ancestors) > 0 {
 		framing = strings.Join(ancestors, " ")
 	}
-	t, err := template.New("").Funcs(funcs).ParseFS(files, "templates/*.html")
+	t, err := parseTemplates()
 	if err != nil {
 		return nil, fmt.Errorf("ui: templates: %w", err)
 	}
@@ -114,6 +114,11 @@ func New(client *hookd.Client, auth Authenticator, cfg *Config) (*Handler, error
 		public: public, frameAncestors: ancestors, portalFraming: framing, sessionTTL: c.SessionTTL}
 	h.routes()
 	return h, nil
+}
+
+// parseTemplates reads the pages' embedded templates.
+func parseTemplates() (*template.Template, error) {
+	return template.New("").Funcs(funcs).ParseFS(files, "templates/*.html")
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -175,6 +180,11 @@ func (h *Handler) routes() {
 		h.handle(s, "POST "+s.base+"/app/{app}/send", h.sendExample)
 		h.handle(s, "GET "+s.base+"/app/{app}/endpoint/{ep}", h.endpointPage)
 		h.handle(s, "POST "+s.base+"/app/{app}/endpoint/{ep}/{action}", h.endpointAction)
+		h.handle(s, "GET "+s.base+"/app/{app}/endpoint/{ep}/edit", h.editEndpointForm)
+		h.handle(s, "POST "+s.base+"/app/{app}/endpoint/{ep}/edit", h.editEndpoint)
+		h.handle(s, "GET "+s.base+"/app/{app}/endpoint/{ep}/delete", h.deleteEndpointForm)
+		h.handle(s, "POST "+s.base+"/app/{app}/endpoint/{ep}/delete", h.deleteEndpoint)
+		h.handle(s, "POST "+s.base+"/app/{app}/endpoint/{ep}/test", h.sendTestEvent)
 		h.handle(s, "GET "+s.base+"/app/{app}/msg/{msg}", h.messagePage)
 		h.handle(s, "GET "+s.base+"/app/{app}/msg/{msg}/payload", h.payloadFile)
 		h.handle(s, "GET "+s.base+"/app/{app}/msg/{msg}/attempt/{attempt}", h.attemptPage)
