@@ -59,7 +59,7 @@ var funcs = template.FuncMap{
 		return t.Format("Jan 2 15:04 UTC")
 	},
 	"future": func(t time.Time) bool { return t.After(time.Now()) },
-	"pct": func(f float64) string { return fmt.Sprintf("%.1f %%", f) },
+	"pct":    func(f float64) string { return fmt.Sprintf("%.1f %%", f) },
 	"trunc": func(n int, s string) string {
 		r := []rune(s)
 		if len(r) <= n {
