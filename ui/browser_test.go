@@ -201,6 +201,14 @@ func TestDashboardInBrowser(t *testing.T) {
 	if got := tab.text("f: the refusal", "p.notice"); got != "This page belongs to another application." {
 		t.Errorf("f: the refusal reads %q", got)
 	}
+	// k. The portal's event type catalogue.
+	tab.open("/portal/app/" + d.acme.ID)
+	tab.submit("k: open the catalogue", "#catalogue")
+	if got := tab.text("k: the catalogue's entry", "#et-invoice\\.paid h2"); got != "invoice.paid" {
+		t.Errorf("k: the catalogue's entry reads %q", got)
+	}
+	tab.screenshot(shots, "portal-event-types.png")
+
 	// The portal's search finds nothing of Globex's.
 	globexMsg, err := d.client.Send(context.Background(), d.globex.ID, &hookd.MessageIn{EventType: "invoice.paid", Payload: map[string]int{"n": 3}})
 	if err != nil {
@@ -237,6 +245,10 @@ type browserDashboard struct {
 func startBrowserDashboard(t *testing.T) *browserDashboard {
 	t.Helper()
 	s := newSite(t, true)
+	if _, err := s.client.UpsertEventType(context.Background(), &hookd.EventType{Name: "invoice.paid", Description: "An invoice was paid in full.",
+		Schemas: json.RawMessage(`{"1":{"type":"object","properties":{"invoice":{"type":"string"},"amount":{"type":"integer"}},"examples":[{"invoice":"in_1001","amount":4200}]}}`)}); err != nil {
+		t.Fatal(err)
+	}
 	return &browserDashboard{url: s.srv.URL, token: adminToken, client: s.client, acme: s.acme, globex: s.globex}
 }
 

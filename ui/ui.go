@@ -176,6 +176,7 @@ func (h *Handler) routes() {
 		h.handle(s, "GET "+s.base+"/{$}", h.home)
 		h.handle(s, "GET "+s.base+"/app/{app}", h.appPage)
 		h.handle(s, "GET "+s.base+"/app/{app}/find", h.find)
+		h.handle(s, "GET "+s.base+"/app/{app}/event-types", h.eventTypesPage)
 		h.handle(s, "POST "+s.base+"/app/{app}/endpoints", h.addEndpoint)
 		h.handle(s, "POST "+s.base+"/app/{app}/send", h.sendExample)
 		h.handle(s, "GET "+s.base+"/app/{app}/endpoint/{ep}", h.endpointPage)
