@@ -165,7 +165,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if got := tab.text("j: the flash", "p.flash"); got != "Done: saved." {
 		t.Errorf("j: after saving, the flash reads %q", got)
 	}
-	if got := tab.text("j: the description", "p.muted"); !strings.Contains(got, "orders, from the browser") {
+	if got := tab.text("j: the description", "p.description"); !strings.Contains(got, "orders, from the browser") {
 		t.Errorf("j: the endpoint's description reads %q", got)
 	}
 	tab.screenshot(shots, "dashboard-endpoint.png")
@@ -193,6 +193,15 @@ func TestDashboardInBrowser(t *testing.T) {
 	if n := tab.count("f: the portal's crumbs", `a[href="/portal/"], a[href="/ui/"]`); n != 1 {
 		// the brand link only: the portal has no "Applications" crumb
 		t.Errorf("f: the portal links %d home pages; want the brand's only", n)
+	}
+	if got := tab.text("f: the portal's brand", "header .brand"); got != "Acme Webhooks" {
+		t.Errorf("f: the portal's header reads %q; want the operator's title", got)
+	}
+	if n := tab.eval("f: the portal's accent", `getComputedStyle(document.querySelector("#find button")).backgroundColor === "rgb(10, 125, 90)" ? 1 : 0`); n != 1 {
+		t.Error("f: the portal's buttons are not in the operator's accent #0a7d5a")
+	}
+	if n := tab.eval("f: the portal's words", `/circuit|hookd/i.test(document.body.innerText) ? 1 : 0`); n != 0 {
+		t.Error("f: the portal's page says \"circuit\" or \"hookd\"")
 	}
 	tab.screenshot(shots, "portal.png")
 	if code := tab.openStatus("/portal/app/" + d.globex.ID); code != http.StatusForbidden {
@@ -244,7 +253,7 @@ type browserDashboard struct {
 
 func startBrowserDashboard(t *testing.T) *browserDashboard {
 	t.Helper()
-	s := newSite(t, true)
+	s := newSiteWith(t, siteConfig{start: true, portalTitle: "Acme Webhooks", portalAccent: "#0a7d5a"})
 	if _, err := s.client.UpsertEventType(context.Background(), &hookd.EventType{Name: "invoice.paid", Description: "An invoice was paid in full.",
 		Schemas: json.RawMessage(`{"1":{"type":"object","properties":{"invoice":{"type":"string"},"amount":{"type":"integer"}},"examples":[{"invoice":"in_1001","amount":4200}]}}`)}); err != nil {
 		t.Fatal(err)

@@ -54,7 +54,20 @@ type Config struct {
 	PortalFrameAncestors []string
 	// SessionTTL is how long a sign-in lasts. Default: server.DefaultSessionTTL.
 	SessionTTL time.Duration
+	// PortalTitle names the portal in its header and its pages' titles (ParsePortalTitle).
+	// Default: "Webhooks".
+	PortalTitle string
+	// PortalLogoURL is an image shown in the portal's header: an https URL, whose origin the
+	// portal's CSP img-src then allows, or a path on this server (ParsePortalLogoURL). Default:
+	// none.
+	PortalLogoURL string
+	// PortalAccent is the portal's accent colour, #rrggbb (ParsePortalAccent). Default: the
+	// dashboard's blue.
+	PortalAccent string
 }
+
+// DefaultPortalTitle is the portal's title when Config.PortalTitle is empty.
+const DefaultPortalTitle = "Webhooks"
 
 // Handler serves /ui/... and /portal/... (mount it at both, or at "/").
 type Handler struct {
@@ -69,6 +82,8 @@ type Handler struct {
 	frameAncestors []string
 	portalFraming  string // the portal's CSP frame-ancestors sources
 	sessionTTL     time.Duration
+	brand          brand  // the portal's title, logo and accent
+	portalImg      string // the portal's CSP img-src sources
 }
 
 // New returns the pages over client; auth checks the tokens and keeps the sessions
@@ -106,12 +121,30 @@ func New(client *hookd.Client, auth Authenticator, cfg *Config) (*Handler, error
 	if len(ancestors) > 0 {
 		framing = strings.Join(ancestors, " ")
 	}
+	var b brand
+	if b.Title, err = ParsePortalTitle(c.PortalTitle); err != nil {
+		return nil, fmt.Errorf("ui: PortalTitle: %w", err)
+	}
+	if b.Title == "" {
+		b.Title = DefaultPortalTitle
+	}
+	if b.Logo, err = ParsePortalLogoURL(c.PortalLogoURL); err != nil {
+		return nil, fmt.Errorf("ui: PortalLogoURL %q: %w", c.PortalLogoURL, err)
+	}
+	if b.Accent, err = ParsePortalAccent(c.PortalAccent); err != nil {
+		return nil, fmt.Errorf("ui: PortalAccent %q: %w", c.PortalAccent, err)
+	}
+	img := "'self' data:"
+	if o := logoOrigin(b.Logo); o != "" {
+		img += " " + o
+	}
 	t, err := parseTemplates()
 	if err != nil {
 		return nil, fmt.Errorf("ui: templates: %w", err)
 	}
 	h := &Handler{client: client, auth: auth, log: c.Logger, now: c.Now, tmpl: t, mux: http.NewServeMux(),
-		public: public, frameAncestors: ancestors, portalFraming: framing, sessionTTL: c.SessionTTL}
+		public: public, frameAncestors: ancestors, portalFraming: framing, sessionTTL: c.SessionTTL,
+		brand: b, portalImg: img}
 	h.routes()
 	return h, nil
 }
@@ -124,11 +157,12 @@ func parseTemplates() (*template.Template, error) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The portal may be framed by the sites the operator names (an iframe for its customers); the
 	// dashboard never is. X-Frame-Options is for browsers without CSP's frame-ancestors.
-	frame := "'none'"
+	// The portal's images may come from the operator's logo's origin too.
+	frame, img := "'none'", "'self' data:"
 	if r.URL.Path == portal.base || strings.HasPrefix(r.URL.Path, portal.base+"/") {
-		frame = h.portalFraming
+		frame, img = h.portalFraming, h.portalImg
 	}
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors "+frame)
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src "+img+"; form-action 'self'; base-uri 'none'; frame-ancestors "+frame)
 	if frame == "'none'" {
 		w.Header().Set("X-Frame-Options", "DENY")
 	}
@@ -167,6 +201,7 @@ type page func(q *req) error
 func (h *Handler) routes() {
 	h.mux.Handle("GET /ui/static/", http.StripPrefix("/ui/", http.FileServerFS(files)))
 	h.mux.Handle("GET /portal/static/", http.StripPrefix("/portal/", http.FileServerFS(files)))
+	h.mux.HandleFunc("GET /portal/theme.css", h.portalTheme)
 	h.mux.HandleFunc("GET /ui/login", h.loginForm)
 	h.mux.HandleFunc("POST /ui/login", h.login)
 	h.mux.HandleFunc("GET /portal", h.portalEnter)
@@ -407,6 +442,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code int, msg str
 }
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, code int, name string, data map[string]any) {
+	data["Brand"] = h.brand // the portal's header shows it
 	var b strings.Builder
 	if err := h.tmpl.ExecuteTemplate(&b, name, data); err != nil {
 		h.log.LogAttrs(r.Context(), slog.LevelError, "hookd ui: template failed", slog.String("template", name), slog.String("error", err.Error()))

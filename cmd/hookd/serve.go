@@ -184,7 +184,8 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 			return fail("", "serve: %v", err)
 		}
 		mux.Handle("/", api)
-		pages, err := ui.New(client, auth, &ui.Config{Logger: logger, PublicURL: cfg.publicURL, PortalFrameAncestors: cfg.frameAncestors})
+		pages, err := ui.New(client, auth, &ui.Config{Logger: logger, PublicURL: cfg.publicURL, PortalFrameAncestors: cfg.frameAncestors,
+			PortalTitle: cfg.portalTitle, PortalLogoURL: cfg.portalLogo, PortalAccent: cfg.portalAccent})
 		if err != nil {
 			return fail("", "serve: %v", err)
 		}
