@@ -178,6 +178,21 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("j: the deleted endpoint is still listed")
 	}
 
+	// l. Live enough: the application's page reloads itself, filters kept, and shows a message
+	// sent meanwhile; the Refresh link keeps the filters too.
+	tab.open(appPath + "?type=invoice.paid")
+	tab.do("l: mark the page", chromedp.Evaluate[chromedp.Void](`window.hookdMark = 1`))
+	later, err := d.client.Send(context.Background(), d.acme.ID, &hookd.MessageIn{EventType: "invoice.paid", Payload: map[string]int{"n": 9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.waitLive("l: the new message without a reload by hand", fmt.Sprintf(
+		`window.hookdMark === undefined && location.search === "?type=invoice.paid" && !!document.querySelector('table.log a[href$="/msg/%s"]')`, later.Message.ID))
+	tab.submit("l: refresh", "#refresh")
+	if loc := tab.location(); loc != d.url+appPath+"?type=invoice.paid" {
+		t.Errorf("l: Refresh leads to %s; want the filters kept", loc)
+	}
+
 	// f. The portal: a link opens Acme's page only.
 	link := d.portalLink(t, d.acme.ID)
 	tab.openURL(link)
@@ -426,6 +441,25 @@ func (b *chromeTab) text(what, sel string) string {
 		b.fatalf("%s: the text of %s: %v", what, sel, err)
 	}
 	return strings.TrimSpace(s)
+}
+
+// waitLive waits, without reloading, until the JavaScript expression cond is true: long enough
+// for the page's own reload (liveEvery, 15 s) and its load.
+func (b *chromeTab) waitLive(what, cond string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second+chromeWaitTimeout)
+	defer cancel()
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](cond))
+		if err == nil && ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			b.fatalf("%s: not shown within %v (last error: %v)", what, 15*time.Second+chromeWaitTimeout, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // waitText waits, without reloading, until the first element sel selects reads want.

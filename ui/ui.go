@@ -382,7 +382,16 @@ func (h *Handler) home(q *req) error {
 	if err != nil {
 		return err
 	}
-	h.render(q.w, q.r, http.StatusOK, "apps", q.data(map[string]any{"Apps": page, "Title": "Applications"}))
+	// hookd's own application (its operational webhooks) is shown apart from the customers'.
+	var customers, own []hookd.Application
+	for _, a := range page.Data {
+		if a.UID == hookd.OperationalAppUID {
+			own = append(own, a)
+		} else {
+			customers = append(customers, a)
+		}
+	}
+	h.render(q.w, q.r, http.StatusOK, "apps", q.data(map[string]any{"Apps": page, "Customers": customers, "Own": own, "Title": "Applications"}))
 	return nil
 }
 
