@@ -64,6 +64,9 @@ func TestPagesAtPhoneWidthInBrowser(t *testing.T) {
 		if n := tab.eval("the width of "+p, `document.documentElement.scrollWidth`); n > 390 {
 			t.Errorf("/portal%s is %d px wide at 390 px; wider: %s", p, n, tab.widest())
 		}
+		if n := tab.eval("the tables of "+p, cutTablesJS); n != 0 {
+			t.Errorf("/portal%s has %d tables wider than the screen, which scroll sideways", p, n)
+		}
 	}
 	tab.open("/portal" + app)
 	if dir := os.Getenv("HOOKD_UI_SCREENSHOTS"); dir != "" {
@@ -77,8 +80,14 @@ func TestPagesAtPhoneWidthInBrowser(t *testing.T) {
 		if n := tab.eval("the width of "+p, `document.documentElement.scrollWidth`); n > 390 {
 			t.Errorf("/ui%s is %d px wide at 390 px; wider: %s", p, n, tab.widest())
 		}
+		if n := tab.eval("the tables of "+p, cutTablesJS); n != 0 {
+			t.Errorf("/ui%s has %d tables wider than the screen, which scroll sideways", p, n)
+		}
 	}
 }
+
+// cutTablesJS counts the tables whose content is wider than they are shown.
+const cutTablesJS = `[...document.querySelectorAll("table")].filter(t => t.scrollWidth > t.clientWidth + 1).length`
 
 // widest names the elements that end past the viewport's right edge, innermost first.
 func (b *chromeTab) widest() string {
