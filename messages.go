@@ -200,3 +200,43 @@ func (c *Client) AttemptsByEndpoint(ctx context.Context, app string, endpointIDs
 func (c *Client) CircuitOpen(endpointID string) bool {
 	return c.states.circuitOpen(endpointID, c.now())
 }
+
+// DeliveryCounts counts the deliveries of each message of ids (message ids) of an application by
+// status; a message without deliveries is left out. On a store that counts them in one
+// statement (both of this module's do) it is one read; otherwise a list a message.
+func (c *Client) DeliveryCounts(ctx context.Context, app string, ids []string) (map[string]DeliveryCounts, error) {
+	a, err := c.GetApplication(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	if dc, ok := c.store.(DeliveryCounter); ok {
+		out, err := dc.DeliveryCountsByMessage(ctx, a.ID, ids)
+		if err != nil {
+			return nil, fmt.Errorf("hookd: count deliveries: %w", err)
+		}
+		return out, nil
+	}
+	out := make(map[string]DeliveryCounts)
+	for _, id := range ids {
+		if _, ok := out[id]; ok {
+			continue
+		}
+		f := DeliveryFilter{AppID: a.ID, MessageID: id, ListOptions: ListOptions{Limit: 250}} // 250: the longest page
+		for {
+			page, err := c.store.ListDeliveries(ctx, f)
+			if err != nil {
+				return nil, fmt.Errorf("hookd: count deliveries of %q: %w", id, err)
+			}
+			for _, d := range page.Data {
+				n := out[id]
+				n.Add(d.Status, 1)
+				out[id] = n
+			}
+			if page.Done || page.Iterator == "" {
+				break
+			}
+			f.Iterator = page.Iterator
+		}
+	}
+	return out, nil
+}

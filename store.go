@@ -81,6 +81,37 @@ type MessageBatchReader interface {
 	GetMessagesByID(ctx context.Context, appID string, ids []string) (map[string]Message, error)
 }
 
+// DeliveryCounter is a Store that counts the deliveries of many messages of one application by
+// status in one statement: the dashboard's message log shows each message's delivery state per
+// endpoint. Without it, the Client lists each message's deliveries.
+type DeliveryCounter interface {
+	// DeliveryCountsByMessage counts the deliveries of each message of ids (message ids) of the
+	// application that has any, by status; the others are left out.
+	DeliveryCountsByMessage(ctx context.Context, appID string, ids []string) (map[string]DeliveryCounts, error)
+}
+
+// DeliveryCounts is how many of a message's deliveries are in each status.
+type DeliveryCounts struct {
+	Pending, Delivered, Failed, Cancelled int
+}
+
+// Add counts count deliveries in status s.
+func (n *DeliveryCounts) Add(s DeliveryStatus, count int) {
+	switch s {
+	case DeliveryPending:
+		n.Pending += count
+	case DeliveryDelivered:
+		n.Delivered += count
+	case DeliveryFailed:
+		n.Failed += count
+	case DeliveryCancelled:
+		n.Cancelled += count
+	}
+}
+
+// Total is the number of deliveries counted.
+func (n DeliveryCounts) Total() int { return n.Pending + n.Delivered + n.Failed + n.Cancelled }
+
 // EventTypeBatchReader is a Store that looks up many event types in one statement: the API checks
 // that every event type an endpoint filters on exists. Without it, the Client reads them one by one.
 type EventTypeBatchReader interface {
@@ -242,7 +273,8 @@ type Writer interface {
 
 	InsertOperationalEvents(ctx context.Context, evs []OperationalEvent) error
 
-	// ExpungeAttemptResponse replaces an attempt's captured response with ExpungedResponse.
+	// ExpungeAttemptResponse replaces an attempt's captured response with ExpungedResponse and
+	// clears its response headers.
 	ExpungeAttemptResponse(ctx context.Context, attemptID string) error
 	// InsertToken stores a server token (ErrConflict when the hash exists).
 	InsertToken(ctx context.Context, t *Token) error

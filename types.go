@@ -181,6 +181,11 @@ type Attempt struct {
 	Success    bool   // a 2xx arrived
 	Error      string // why it failed, for a human; empty on success
 	Response   string // the response body, up to the configured cap; why, when no response arrived
+	// RequestHeaders are the headers the attempt sent, the signature's included and the values of
+	// the endpoint's own headers Redacted; ResponseHeaders the response's. Both are bounded
+	// (AttemptHeaders) and empty when nothing was sent or no response arrived.
+	RequestHeaders  AttemptHeaders
+	ResponseHeaders AttemptHeaders
 }
 
 // ExpungedResponse is the response of an attempt whose content was expunged, as Svix shows it.

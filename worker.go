@@ -231,6 +231,7 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 		Number: job.Attempt, Trigger: job.Trigger, URL: ep.URL, At: at, Duration: res.Duration,
 		StatusCode: res.StatusCode, Success: res.Outcome == delivery.Success,
 		Error: res.Message(), Response: res.Response(),
+		RequestHeaders: requestHeaders(res.RequestHeader, ep), ResponseHeaders: responseHeaders(res),
 	}
 	if job.Trigger == TriggerManual {
 		a.Number = d.Attempts // manual attempts don't move the schedule

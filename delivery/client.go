@@ -157,12 +157,14 @@ func (c *Client) Post(ctx context.Context, req *Request) *Result {
 		hreq.Header["User-Agent"] = []string{c.cfg.UserAgent}
 	}
 
+	res.RequestHeader = hreq.Header.Clone()
 	resp, err := c.http.Do(hreq)
 	if err != nil {
 		res.Err = describe(ctx, err, trace, limit)
 		return res
 	}
 	res.StatusCode = resp.StatusCode
+	res.Header, res.HeaderOmitted = BoundHeader(resp.Header)
 	res.Outcome = Classify(resp.StatusCode)
 	res.RetryAfter, _ = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	if res.Outcome == Redirect {

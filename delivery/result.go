@@ -41,6 +41,15 @@ type Result struct {
 	// (context.DeadlineExceeded), a transport failure. Its text reads well
 	// in an attempt log, and it wraps the cause.
 	Err error
+	// RequestHeader is the request's headers as they were sent (Content-Type
+	// and User-Agent included); nil when no request was made.
+	RequestHeader http.Header
+	// Header is the response's headers, at most [MaxHeaderFields] values
+	// and [MaxHeaderBytes] bytes of names and values, in name order, the
+	// rest left out and counted in HeaderOmitted; nil when no response
+	// arrived.
+	Header        http.Header
+	HeaderOmitted int
 	// Location is the Location header of a 3xx response, never followed:
 	// resolved against the request URL, cut to 300 bytes; "" when the
 	// header is absent or unparsable, and for a response that is not 3xx.

@@ -27,10 +27,10 @@ import (
 const recordAttemptsSQL = `WITH
 attempts AS (
 	INSERT INTO hookd_attempts (id, delivery_id, message_id, endpoint_id, app_id, number, trigger_kind,
-		url, at, duration_us, status_code, success, error, response)
+		url, at, duration_us, status_code, success, error, response, request_headers, response_headers)
 	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[],
 		$7::text[], $8::text[], $9::timestamptz[], $10::bigint[], $11::integer[], $12::boolean[],
-		$13::text[], $14::bytea[])
+		$13::text[], $14::bytea[], $29::text[], $30::text[])
 ),
 deliveries AS (
 	UPDATE hookd_deliveries AS d SET status = v.status, attempts = GREATEST(d.attempts, v.attempts),
@@ -87,10 +87,12 @@ func (t *txn) RecordAttempts(ctx context.Context, recs []hookd.AttemptRecord) er
 		return nil
 	}
 	deliveries, endpoints := foldRecords(recs)
-	args := make([]any, 0, 28)
+	args := make([]any, 0, 30)
 	args = appendAttemptArrays(args, recs)
 	args = appendDeliveryArrays(args, deliveries)
 	args = appendHealthArrays(args, endpoints)
+	args = appendAttemptHeaderArrays(args, recs) // $29 and $30, after the columns they joined
+
 	var updated int
 	if err := t.c.queryRow(ctx, recordAttemptsSQL, args...).Scan(&updated); err != nil {
 		return fmt.Errorf("record attempts %s..%s: %w", recs[0].Attempt.ID, recs[len(recs)-1].Attempt.ID, classify(err))
@@ -183,6 +185,14 @@ func appendAttemptArrays(args []any, recs []hookd.AttemptRecord) []any {
 	}
 	return append(args, ids, deliveryIDs, messageIDs, endpointIDs, appIDs, numbers, triggers, urls, ats,
 		durations, statusCodes, successes, errs, responses)
+}
+
+func appendAttemptHeaderArrays(args []any, recs []hookd.AttemptRecord) []any {
+	reqs, resps := make([]string, len(recs)), make([]string, len(recs))
+	for i := range recs {
+		reqs[i], resps[i] = recs[i].Attempt.RequestHeaders.Encode(), recs[i].Attempt.ResponseHeaders.Encode()
+	}
+	return append(args, reqs, resps)
 }
 
 func appendDeliveryArrays(args []any, ds []deliveryUpdate) []any {

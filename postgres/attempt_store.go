@@ -9,7 +9,7 @@ import (
 )
 
 const attemptCols = `a.id, a.delivery_id, a.message_id, a.endpoint_id, a.app_id, a.number, a.trigger_kind, a.url,
-	a.at, a.duration_us, a.status_code, a.success, a.error, a.response`
+	a.at, a.duration_us, a.status_code, a.success, a.error, a.response, a.request_headers, a.response_headers`
 
 func scanAttempt(r row) (hookd.Attempt, error) {
 	var (
@@ -18,9 +18,18 @@ func scanAttempt(r row) (hookd.Attempt, error) {
 		at       time.Time
 		dur      int64
 		response []byte
+		reqH     string
+		respH    string
 	)
 	if err := r.Scan(&a.ID, &a.DeliveryID, &a.MessageID, &a.EndpointID, &a.AppID, &a.Number, &trigger, &a.URL,
-		&at, &dur, &a.StatusCode, &a.Success, &a.Error, &response); err != nil {
+		&at, &dur, &a.StatusCode, &a.Success, &a.Error, &response, &reqH, &respH); err != nil {
+		return a, err
+	}
+	var err error
+	if a.RequestHeaders, err = hookd.DecodeAttemptHeaders(reqH); err != nil {
+		return a, err
+	}
+	if a.ResponseHeaders, err = hookd.DecodeAttemptHeaders(respH); err != nil {
 		return a, err
 	}
 	a.Trigger = hookd.AttemptTrigger(trigger)
@@ -71,10 +80,10 @@ func (q *queries) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hoo
 	return page, nil
 }
 
-// ExpungeAttemptResponse replaces the attempt's captured response with hookd.ExpungedResponse; a
-// missing attempt is hookd.ErrNotFound. The response is bytea: a receiver's body may hold any bytes.
+// ExpungeAttemptResponse replaces the attempt's captured response with hookd.ExpungedResponse and
+// clears its response headers; a missing attempt is hookd.ErrNotFound. The response is bytea: a receiver's body may hold any bytes.
 func (t *txn) ExpungeAttemptResponse(ctx context.Context, attemptID string) error {
-	err := mustAffect(t.c.exec(ctx, `UPDATE hookd_attempts SET response = $2 WHERE id = $1`, attemptID, []byte(hookd.ExpungedResponse)))
+	err := mustAffect(t.c.exec(ctx, `UPDATE hookd_attempts SET response = $2, response_headers = '' WHERE id = $1`, attemptID, []byte(hookd.ExpungedResponse)))
 	if err != nil {
 		return fmt.Errorf("expunge response of attempt %s: %w", attemptID, err)
 	}

@@ -197,3 +197,34 @@ func (t *txn) SetDeliveryStatus(ctx context.Context, id string, status hookd.Del
 	}
 	return nil
 }
+
+// deliveryCount is one row of DeliveryCountsByMessage: a message's deliveries in one status.
+type deliveryCount struct {
+	messageID, status string
+	n                 int
+}
+
+// DeliveryCountsByMessage counts the deliveries of ids by status in one statement
+// (hookd.DeliveryCounter).
+func (q *queries) DeliveryCountsByMessage(ctx context.Context, appID string, ids []string) (map[string]hookd.DeliveryCounts, error) {
+	out := make(map[string]hookd.DeliveryCounts)
+	if len(ids) == 0 {
+		return out, nil
+	}
+	counts, err := collect(ctx, q.c, `SELECT d.message_id, d.status, count(*) FROM hookd_deliveries d
+		WHERE d.app_id = $1 AND d.message_id = ANY ($2) GROUP BY d.message_id, d.status`,
+		[]any{appID, ids}, func(r row) (deliveryCount, error) {
+			var c deliveryCount
+			err := r.Scan(&c.messageID, &c.status, &c.n)
+			return c, err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("count deliveries of %d messages of application %s: %w", len(ids), appID, classify(err))
+	}
+	for _, c := range counts {
+		n := out[c.messageID]
+		n.Add(hookd.DeliveryStatus(c.status), c.n)
+		out[c.messageID] = n
+	}
+	return out, nil
+}

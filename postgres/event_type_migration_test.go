@@ -31,8 +31,9 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 	for _, q := range []string{
 		`ALTER TABLE hookd_idempotency DROP COLUMN request_hash`,
 		`ALTER TABLE hookd_event_types DROP COLUMN feature_flags, DROP COLUMN group_name, DROP COLUMN deprecated`,
-		`ALTER TABLE hookd_tokens DROP COLUMN read_only, DROP COLUMN feature_flags`, // migration 8's
-		`DROP INDEX hookd_messages_created_at`,                                      // migration 9's
+		`ALTER TABLE hookd_tokens DROP COLUMN read_only, DROP COLUMN feature_flags`,            // migration 8's
+		`DROP INDEX hookd_messages_created_at`,                                                 // migration 9's
+		`ALTER TABLE hookd_attempts DROP COLUMN request_headers, DROP COLUMN response_headers`, // migration 10's
 		`DELETE FROM hookd_migrations WHERE version >= 5`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {

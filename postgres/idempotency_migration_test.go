@@ -19,8 +19,9 @@ func TestIdempotencyDigestMigration(t *testing.T) {
 	pool := b.store.Pool()
 	for _, q := range []string{
 		`ALTER TABLE hookd_idempotency DROP COLUMN request_hash`,
-		`ALTER TABLE hookd_tokens DROP COLUMN read_only, DROP COLUMN feature_flags`, // migration 8's
-		`DROP INDEX hookd_messages_created_at`,                                      // migration 9's
+		`ALTER TABLE hookd_tokens DROP COLUMN read_only, DROP COLUMN feature_flags`,            // migration 8's
+		`DROP INDEX hookd_messages_created_at`,                                                 // migration 9's
+		`ALTER TABLE hookd_attempts DROP COLUMN request_headers, DROP COLUMN response_headers`, // migration 10's
 		`DELETE FROM hookd_migrations WHERE version >= 7`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {

@@ -25,7 +25,7 @@ func TestHotStatementsNeverScanWholeTables(t *testing.T) {
 		{"claim", postgres.ClaimJobsSQL, `('first', now(), now(), '30 seconds', 100)`, true},
 		{"finish", postgres.FinishJobsSQL, `('{"(0,1)"}', '{1}', '{1}', '{"(0,2)"}', '{2}', '{1}', ARRAY[now()], '{0}', '{""}')`, true},
 		{"load_work", postgres.LoadWorkBatchSQL, `('{dlv_1,dlv_2}')`, false},
-		{"record_attempts", postgres.RecordAttemptsSQL, "(" + strings.Repeat(`'{}', `, 27) + `'{}')`, false},
+		{"record_attempts", postgres.RecordAttemptsSQL, "(" + strings.Repeat(`'{}', `, 29) + `'{}')`, false},
 	}
 	fill := `INSERT INTO hookd_applications (id, name, created_at, updated_at) VALUES ('app_1', 'a', now(), now());
 		INSERT INTO hookd_endpoints (id, app_id, url, created_at, updated_at)

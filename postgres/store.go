@@ -133,6 +133,7 @@ var (
 	_ hookd.WorkBatchLoader        = (*Store)(nil)
 	_ hookd.EndpointAttemptCounter = (*Store)(nil)
 	_ hookd.MessageBatchReader     = (*Store)(nil)
+	_ hookd.DeliveryCounter        = (*Store)(nil)
 	_ hookd.EventTypeBatchReader   = (*Store)(nil)
 )
 

@@ -309,3 +309,11 @@ func resolveSchemaRef(root map[string]any, ref string) any {
 	}
 	return cur
 }
+
+// SchemaExample returns the example send-example sends for an event type with these schemas
+// (Svix's {"<version>": {JSON Schema}}): the newest version's first object in "examples" (or
+// "example"); nil when there is none.
+func SchemaExample(schemas json.RawMessage) json.RawMessage { return schemaExample(schemas) }
+
+// PingEventType is Svix's built-in test event, which send-example sends as {"success":true}.
+const PingEventType = pingEventType

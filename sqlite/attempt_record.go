@@ -17,9 +17,9 @@ import (
 // counts (see batchStmt); preparing them per call cost a fifth of the time.
 
 const attemptInsertPrefix = `INSERT INTO hookd_attempts (id, delivery_id, message_id, endpoint_id, app_id, number,
-	trigger_kind, url, at, duration, status_code, success, error, response) VALUES `
+	trigger_kind, url, at, duration, status_code, success, error, response, request_headers, response_headers) VALUES `
 
-const attemptRowParams = 14
+const attemptRowParams = 16
 
 func insertAttemptsSQL(rows int) string {
 	return attemptInsertPrefix + valuesList(rows, attemptRowParams)
@@ -133,7 +133,7 @@ func (t *txn) insertAttempts(ctx context.Context, recs []hookd.AttemptRecord) er
 		a := &recs[i].Attempt
 		args = append(args, a.ID, a.DeliveryID, a.MessageID, a.EndpointID, a.AppID, a.Number,
 			string(a.Trigger), a.URL, micros(a.At), a.Duration.Microseconds(), a.StatusCode, a.Success,
-			a.Error, a.Response)
+			a.Error, a.Response, a.RequestHeaders.Encode(), a.ResponseHeaders.Encode())
 	}
 	if _, err := t.execBatch(ctx, t.stmts.insertAttempts, attemptRowParams, args); err != nil {
 		return fmt.Errorf("record attempts %s..%s: %w", recs[0].Attempt.ID, recs[len(recs)-1].Attempt.ID, classify(err))

@@ -9,7 +9,7 @@ import (
 )
 
 const attemptCols = `a.id, a.delivery_id, a.message_id, a.endpoint_id, a.app_id, a.number, a.trigger_kind, a.url,
-	a.at, a.duration, a.status_code, a.success, a.error, a.response`
+	a.at, a.duration, a.status_code, a.success, a.error, a.response, a.request_headers, a.response_headers`
 
 func scanAttempt(r rowScanner) (hookd.Attempt, error) {
 	var (
@@ -17,9 +17,18 @@ func scanAttempt(r rowScanner) (hookd.Attempt, error) {
 		trigger  string
 		at, dur  int64
 		response string
+		reqH     string
+		respH    string
 	)
 	if err := r.Scan(&a.ID, &a.DeliveryID, &a.MessageID, &a.EndpointID, &a.AppID, &a.Number, &trigger, &a.URL,
-		&at, &dur, &a.StatusCode, &a.Success, &a.Error, &response); err != nil {
+		&at, &dur, &a.StatusCode, &a.Success, &a.Error, &response, &reqH, &respH); err != nil {
+		return a, err
+	}
+	var err error
+	if a.RequestHeaders, err = hookd.DecodeAttemptHeaders(reqH); err != nil {
+		return a, err
+	}
+	if a.ResponseHeaders, err = hookd.DecodeAttemptHeaders(respH); err != nil {
 		return a, err
 	}
 	a.Trigger = hookd.AttemptTrigger(trigger)
@@ -72,10 +81,10 @@ func (q *queries) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hoo
 	return page, nil
 }
 
-// ExpungeAttemptResponse replaces the attempt's captured response with hookd.ExpungedResponse; a
-// missing attempt is hookd.ErrNotFound.
+// ExpungeAttemptResponse replaces the attempt's captured response with hookd.ExpungedResponse and
+// clears its response headers; a missing attempt is hookd.ErrNotFound.
 func (t *txn) ExpungeAttemptResponse(ctx context.Context, attemptID string) error {
-	err := mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_attempts SET response = ? WHERE id = ?`, hookd.ExpungedResponse, attemptID))
+	err := mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_attempts SET response = ?, response_headers = '' WHERE id = ?`, hookd.ExpungedResponse, attemptID))
 	if err != nil {
 		return fmt.Errorf("expunge response of attempt %s: %w", attemptID, err)
 	}

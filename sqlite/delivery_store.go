@@ -165,3 +165,33 @@ func (t *txn) SetDeliveryStatus(ctx context.Context, id string, status hookd.Del
 	}
 	return nil
 }
+
+// DeliveryCountsByMessage counts the deliveries of ids by status in one statement
+// (hookd.DeliveryCounter).
+func (q *queries) DeliveryCountsByMessage(ctx context.Context, appID string, ids []string) (map[string]hookd.DeliveryCounts, error) {
+	out := make(map[string]hookd.DeliveryCounts)
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := q.q.QueryContext(ctx, `SELECT d.message_id, d.status, count(*) FROM hookd_deliveries d
+		WHERE d.app_id = ? AND d.message_id IN (SELECT value FROM json_each(?)) GROUP BY d.message_id, d.status`,
+		appID, jsonList(ids))
+	if err != nil {
+		return nil, fmt.Errorf("count deliveries of %d messages of application %s: %w", len(ids), appID, classify(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, status string
+		var n int
+		if err := rows.Scan(&id, &status, &n); err != nil {
+			return nil, fmt.Errorf("count deliveries of %d messages of application %s: %w", len(ids), appID, unavailable(err))
+		}
+		c := out[id]
+		c.Add(hookd.DeliveryStatus(status), n)
+		out[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count deliveries of %d messages of application %s: %w", len(ids), appID, unavailable(err))
+	}
+	return out, nil
+}

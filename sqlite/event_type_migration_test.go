@@ -38,7 +38,9 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 		`ALTER TABLE hookd_event_types DROP COLUMN deprecated`,
 		`ALTER TABLE hookd_tokens DROP COLUMN read_only`, // migration 10's
 		`ALTER TABLE hookd_tokens DROP COLUMN feature_flags`,
-		`DROP INDEX hookd_messages_created_at`, // migration 11's
+		`DROP INDEX hookd_messages_created_at`,                   // migration 11's
+		`ALTER TABLE hookd_attempts DROP COLUMN request_headers`, // migration 12's
+		`ALTER TABLE hookd_attempts DROP COLUMN response_headers`,
 		`DELETE FROM hookd_migrations WHERE version >= 7`,
 	} {
 		if _, err := s.DB().ExecContext(ctx, q); err != nil {

@@ -113,6 +113,7 @@ var (
 	_ hookd.InProcessStore         = (*Store)(nil)
 	_ hookd.EndpointAttemptCounter = (*Store)(nil)
 	_ hookd.MessageBatchReader     = (*Store)(nil)
+	_ hookd.DeliveryCounter        = (*Store)(nil)
 	_ hookd.EventTypeBatchReader   = (*Store)(nil)
 )
 

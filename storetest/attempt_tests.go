@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -19,6 +20,9 @@ var attemptTests = []test{
 		})
 		manual := attempt(d, 2, at(4), succeeded, func(a *hookd.Attempt) {
 			a.Trigger, a.Response = hookd.TriggerManual, "{\"ok\":true}\n\x00bytes ü"
+			a.RequestHeaders = hookd.AttemptHeaders{Header: http.Header{
+				"Webhook-Signature": {"v1,abc= v1,def="}, "X-Api-Key": {hookd.Redacted}, "Accept": {"a", "b ü"}}}
+			a.ResponseHeaders = hookd.AttemptHeaders{Header: http.Header{"Content-Type": {"application/json"}}, Omitted: 3}
 		})
 		f.record(hookd.AttemptRecord{Attempt: failed, Status: hookd.DeliveryPending, NextAttemptAt: ptr(at(8))},
 			hookd.AttemptRecord{Attempt: manual, Status: hookd.DeliveryDelivered})

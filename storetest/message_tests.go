@@ -38,6 +38,37 @@ var messageTests = []test{
 		f.noErr(err)
 		equal(t, "messages of 40,001 ids", map[string]hookd.Message{m2.ID: m2}, got)
 	}},
+	{"DeliveryCountsByMessage", func(t *testing.T, f *fixture) {
+		dc, ok := f.store.(hookd.DeliveryCounter)
+		if !ok {
+			t.Skip("the store is not a hookd.DeliveryCounter")
+		}
+		app, other := f.newApp(), f.newApp()
+		e1, e2, e3 := f.newEndpoint(app.ID), f.newEndpoint(app.ID), f.newEndpoint(app.ID)
+		eo := f.newEndpoint(other.ID)
+		m1, m2, bare := f.newMessage(app.ID), f.newMessage(app.ID), f.newMessage(app.ID)
+		mo := f.newMessage(other.ID)
+		f.newDelivery(m1, e1.ID, func(d *hookd.Delivery) { d.Status = hookd.DeliveryDelivered })
+		f.newDelivery(m1, e2.ID, func(d *hookd.Delivery) { d.Status = hookd.DeliveryDelivered })
+		f.newDelivery(m1, e3.ID, func(d *hookd.Delivery) { d.Status = hookd.DeliveryFailed })
+		f.newDelivery(m2, e1.ID)
+		f.newDelivery(m2, e2.ID, func(d *hookd.Delivery) { d.Status = hookd.DeliveryCancelled })
+		f.newDelivery(mo, eo.ID, func(d *hookd.Delivery) { d.Status = hookd.DeliveryFailed })
+		got, err := dc.DeliveryCountsByMessage(f.ctx, app.ID, []string{m1.ID, m2.ID, bare.ID, mo.ID, "msg_missing"})
+		f.noErr(err)
+		equal(t, "counts", map[string]hookd.DeliveryCounts{
+			m1.ID: {Delivered: 2, Failed: 1},
+			m2.ID: {Pending: 1, Cancelled: 1},
+		}, got)
+		got, err = dc.DeliveryCountsByMessage(f.ctx, app.ID, nil)
+		f.noErr(err)
+		if len(got) != 0 {
+			t.Errorf("no id asked for, yet counted: %+v", got)
+		}
+		got, err = dc.DeliveryCountsByMessage(f.ctx, app.ID, append(manyIDs("msg_", 40_000), m2.ID))
+		f.noErr(err)
+		equal(t, "counts of 40,001 ids", map[string]hookd.DeliveryCounts{m2.ID: {Pending: 1, Cancelled: 1}}, got)
+	}},
 	{"RoundTrip", func(t *testing.T, f *fixture) {
 		app, other := f.newApp(), f.newApp()
 		full := f.newMessage(app.ID, func(m *hookd.Message) {

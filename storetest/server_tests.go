@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -213,14 +214,19 @@ var expungeAttemptResponseTests = []test{
 		ep := f.newEndpoint(app.ID)
 		msg := f.newMessage(app.ID)
 		d := f.newDelivery(msg, ep.ID)
-		first := attempt(d, 1, at(3))
-		second := attempt(d, 2, at(4), succeeded)
+		withHeaders := func(a *hookd.Attempt) {
+			a.RequestHeaders = hookd.AttemptHeaders{Header: http.Header{"Webhook-Id": {a.MessageID}}}
+			a.ResponseHeaders = hookd.AttemptHeaders{Header: http.Header{"Set-Cookie": {"session=1"}}}
+		}
+		first := attempt(d, 1, at(3), withHeaders)
+		second := attempt(d, 2, at(4), succeeded, withHeaders)
 		f.record(hookd.AttemptRecord{Attempt: first, Status: hookd.DeliveryPending, NextAttemptAt: ptr(at(4))},
 			hookd.AttemptRecord{Attempt: second, Status: hookd.DeliveryDelivered})
 
+		// The response goes with its headers; the request's headers stay.
 		f.write(func(tx hookd.Tx) error { return tx.ExpungeAttemptResponse(f.ctx, first.ID) })
 		want := first
-		want.Response = hookd.ExpungedResponse
+		want.Response, want.ResponseHeaders = hookd.ExpungedResponse, hookd.AttemptHeaders{}
 		got, err := f.store.GetAttempt(f.ctx, first.ID)
 		f.noErr(err)
 		equal(t, "expunged attempt", want, *got)

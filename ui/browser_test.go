@@ -106,6 +106,24 @@ func TestDashboardInBrowser(t *testing.T) {
 		`rows.length === 2 && rows.some(r => r.cells[0].textContent.includes("manual") && status(r) === "500")`))
 	tab.screenshot(shots, "dashboard-message.png")
 
+	// i. Attempt detail: the failed attempt's request and response, and a copy button.
+	tab.submit("i: open the failed attempt", fmt.Sprintf(`article.destination:has(a[href$="/endpoint/%s"]) tr.attempt:last-child a.attempt-link`, failEP))
+	if got := tab.text("i: the response's status", "#response-status"); got != "500" {
+		t.Errorf("i: the attempt's response status reads %q; want 500", got)
+	}
+	if hs := tab.text("i: the request's headers", "#request-headers"); !strings.Contains(hs, "Webhook-Signature\tv1,") {
+		t.Errorf("i: the request's headers do not show the signature:\n%s", hs)
+	}
+	if got := tab.text("i: the response body", "#response-body"); got != `{"error":"boom"}` {
+		t.Errorf("i: the response body reads %q", got)
+	}
+	if got := tab.text("i: the trigger", "#trigger"); got != "scheduled" {
+		t.Errorf("i: the trigger reads %q; want scheduled", got)
+	}
+	tab.do("i: copy the attempt's id", chromedp.Click(chromedp.CSS(`button[data-copy="attempt-id"]`)))
+	tab.waitText("i: the copy button's answer", `button[data-copy="attempt-id"]`, "Copied")
+	tab.screenshot(shots, "dashboard-attempt.png")
+
 	// g. The application's page, with its chart, now that attempts exist.
 	tab.open(appPath)
 	if n := tab.count("g: the chart's bars", `svg.chart rect.ok, svg.chart rect.fail`); n < 2 {
@@ -115,6 +133,65 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("g: the message log links %d messages; want 2", n)
 	}
 	tab.screenshot(shots, "dashboard-app.png")
+
+	// h. Find a message: its id in the search box opens its page; the log counts its deliveries.
+	if got := tab.text("h: the log's deliveries", `table.log tr:has(a[href$="/msg/`+msg2+`"]) td.counts`); got != "1 delivered 1 pending" {
+		t.Errorf("h: the log shows %s's deliveries as %q; want %q", msg2, got, "1 delivered 1 pending")
+	}
+	tab.do("h: type the message's id", chromedp.SendKeys(chromedp.ID("find-q"), msg2))
+	tab.submit("h: find", `#find button[type=submit]`)
+	if loc := tab.location(); loc != d.url+appPath+"/msg/"+msg2 {
+		t.Errorf("h: finding %s leads to %s", msg2, loc)
+	}
+
+	// j. Endpoints: send a test event, edit, and delete after the confirmation.
+	tab.open(appPath + "/endpoint/" + okEP)
+	if got := tab.text("j: the endpoint's stats", "#stats"); !strings.HasSuffix(got, "0 failed") || strings.HasPrefix(got, "0 ") {
+		t.Errorf("j: the endpoint's stats read %q; want successes and 0 failed", got)
+	}
+	tab.submit("j: send a test event", `#test-event button[type=submit]`)
+	pingMsg := messagePageRE.FindStringSubmatch(strings.SplitN(tab.location(), "?", 2)[0])
+	if pingMsg == nil {
+		t.Fatalf("j: the test event leads to %s; want its message's page", tab.location())
+	}
+	tab.waitFor("j: the test event delivered", destinationJS(okEP, `rows.some(r => status(r) === "200")`))
+	if n := tab.count("j: the test event's endpoints", "article.destination"); n != 1 {
+		t.Errorf("j: the test event went to %d endpoints; want 1", n)
+	}
+	tab.open(appPath + "/endpoint/" + okEP)
+	tab.submit("j: edit", "#edit")
+	tab.do("j: change the description", chromedp.SetValue(chromedp.ID("description"), "orders, from the browser"))
+	tab.submit("j: save", `#edit-endpoint button[type=submit]`)
+	if got := tab.text("j: the flash", "p.flash"); got != "Done: saved." {
+		t.Errorf("j: after saving, the flash reads %q", got)
+	}
+	if got := tab.text("j: the description", "p.description"); !strings.Contains(got, "orders, from the browser") {
+		t.Errorf("j: the endpoint's description reads %q", got)
+	}
+	tab.screenshot(shots, "dashboard-endpoint.png")
+	tab.open(appPath)
+	spareEP := tab.addEndpoint("j", rcv.URL("/spare"))
+	tab.submit("j: delete", "#delete")
+	tab.screenshot(shots, "dashboard-endpoint-delete.png")
+	tab.submit("j: confirm", "#confirm-delete")
+	if n := tab.count("j: the deleted endpoint's link", `table.endpoints a[href$="/endpoint/`+spareEP+`"]`); n != 0 {
+		t.Errorf("j: the deleted endpoint is still listed")
+	}
+
+	// l. Live enough: the application's page reloads itself, filters kept, and shows a message
+	// sent meanwhile; the Refresh link keeps the filters too.
+	tab.open(appPath + "?type=invoice.paid")
+	tab.do("l: mark the page", chromedp.Evaluate[chromedp.Void](`window.hookdMark = 1`))
+	later, err := d.client.Send(context.Background(), d.acme.ID, &hookd.MessageIn{EventType: "invoice.paid", Payload: map[string]int{"n": 9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.waitLive("l: the new message without a reload by hand", fmt.Sprintf(
+		`window.hookdMark === undefined && location.search === "?type=invoice.paid" && !!document.querySelector('table.log a[href$="/msg/%s"]')`, later.Message.ID))
+	tab.submit("l: refresh", "#refresh")
+	if loc := tab.location(); loc != d.url+appPath+"?type=invoice.paid" {
+		t.Errorf("l: Refresh leads to %s; want the filters kept", loc)
+	}
 
 	// f. The portal: a link opens Acme's page only.
 	link := d.portalLink(t, d.acme.ID)
@@ -132,12 +209,40 @@ func TestDashboardInBrowser(t *testing.T) {
 		// the brand link only: the portal has no "Applications" crumb
 		t.Errorf("f: the portal links %d home pages; want the brand's only", n)
 	}
+	if got := tab.text("f: the portal's brand", "header .brand"); got != "Acme Webhooks" {
+		t.Errorf("f: the portal's header reads %q; want the operator's title", got)
+	}
+	if n := tab.eval("f: the portal's accent", `getComputedStyle(document.querySelector("#find button")).backgroundColor === "rgb(10, 125, 90)" ? 1 : 0`); n != 1 {
+		t.Error("f: the portal's buttons are not in the operator's accent #0a7d5a")
+	}
+	if n := tab.eval("f: the portal's words", `/circuit|hookd/i.test(document.body.innerText) ? 1 : 0`); n != 0 {
+		t.Error("f: the portal's page says \"circuit\" or \"hookd\"")
+	}
 	tab.screenshot(shots, "portal.png")
 	if code := tab.openStatus("/portal/app/" + d.globex.ID); code != http.StatusForbidden {
 		t.Errorf("f: Globex's page through Acme's portal answered %d; want 403", code)
 	}
 	if got := tab.text("f: the refusal", "p.notice"); got != "This page belongs to another application." {
 		t.Errorf("f: the refusal reads %q", got)
+	}
+	// k. The portal's event type catalogue.
+	tab.open("/portal/app/" + d.acme.ID)
+	tab.submit("k: open the catalogue", "#catalogue")
+	if got := tab.text("k: the catalogue's entry", "#et-invoice\\.paid h2"); got != "invoice.paid" {
+		t.Errorf("k: the catalogue's entry reads %q", got)
+	}
+	tab.screenshot(shots, "portal-event-types.png")
+
+	// The portal's search finds nothing of Globex's.
+	globexMsg, err := d.client.Send(context.Background(), d.globex.ID, &hookd.MessageIn{EventType: "invoice.paid", Payload: map[string]int{"n": 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.open("/portal/app/" + d.acme.ID)
+	tab.do("f: type Globex's message id", chromedp.SendKeys(chromedp.ID("find-q"), globexMsg.Message.ID))
+	tab.do("f: find", chromedp.Click(chromedp.CSS(`#find button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS(`p.notice`)))
+	if got := tab.text("f: the search's answer", "p.notice"); !strings.HasPrefix(got, "Nothing in Acme has the id or event id") {
+		t.Errorf("f: the portal's search for Globex's message answers %q", got)
 	}
 	plain := &http.Client{Timeout: chromeStepTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := plain.Get(d.url + "/portal/app/" + d.globex.ID)
@@ -156,14 +261,19 @@ func TestDashboardInBrowser(t *testing.T) {
 type browserDashboard struct {
 	url    string
 	token  string // the admin token
+	client *hookd.Client
 	acme   *hookd.Application
 	globex *hookd.Application
 }
 
 func startBrowserDashboard(t *testing.T) *browserDashboard {
 	t.Helper()
-	s := newSite(t, true)
-	return &browserDashboard{url: s.srv.URL, token: adminToken, acme: s.acme, globex: s.globex}
+	s := newSiteWith(t, siteConfig{start: true, portalTitle: "Acme Webhooks", portalAccent: "#0a7d5a"})
+	if _, err := s.client.UpsertEventType(context.Background(), &hookd.EventType{Name: "invoice.paid", Description: "An invoice was paid in full.",
+		Schemas: json.RawMessage(`{"1":{"type":"object","properties":{"invoice":{"type":"string"},"amount":{"type":"integer"}},"examples":[{"invoice":"in_1001","amount":4200}]}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	return &browserDashboard{url: s.srv.URL, token: adminToken, client: s.client, acme: s.acme, globex: s.globex}
 }
 
 // portalLink asks the API for a portal link to the application, as a customer's backend would.
@@ -331,6 +441,44 @@ func (b *chromeTab) text(what, sel string) string {
 		b.fatalf("%s: the text of %s: %v", what, sel, err)
 	}
 	return strings.TrimSpace(s)
+}
+
+// waitLive waits, without reloading, until the JavaScript expression cond is true: long enough
+// for the page's own reload (liveEvery, 15 s) and its load.
+func (b *chromeTab) waitLive(what, cond string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second+chromeWaitTimeout)
+	defer cancel()
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](cond))
+		if err == nil && ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			b.fatalf("%s: not shown within %v (last error: %v)", what, 15*time.Second+chromeWaitTimeout, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// waitText waits, without reloading, until the first element sel selects reads want.
+func (b *chromeTab) waitText(what, sel, want string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, chromeStepTimeout)
+	defer cancel()
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%s); return !!e && e.textContent.trim() === %s; })()`, strconv.Quote(sel), strconv.Quote(want))
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		if err == nil && ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			b.fatalf("%s: %s does not read %q within %v (last error: %v)", what, sel, want, chromeStepTimeout, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // count returns how many elements sel selects now.

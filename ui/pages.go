@@ -12,6 +12,7 @@ import (
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/jsondepth"
 	"github.com/hookd/hookd/internal/paging"
+	"github.com/hookd/hookd/server"
 )
 
 // health is an endpoint at a glance.
@@ -19,11 +20,14 @@ type health struct {
 	Endpoint    hookd.Endpoint
 	Attempts    int     // in the last 24 h
 	SuccessRate float64 // percent of Attempts; meaningful when Attempts > 0
-	CircuitOpen bool
+	Circuit     hookd.CircuitState
 }
 
 // window is what the health figures and the charts cover.
 const window = 24 * time.Hour
+
+// statsWindow is what an endpoint's stats cover: the API's default window.
+const statsWindow = 28 * 24 * time.Hour
 
 func (h *Handler) health(q *req, app string, ep hookd.Endpoint) (health, []hookd.HourCount, error) {
 	hours, err := h.client.AttemptsPerHour(q.ctx, app, ep.ID, h.now().Add(-window))
@@ -35,7 +39,7 @@ func (h *Handler) health(q *req, app string, ep hookd.Endpoint) (health, []hookd
 
 // healthOf is ep's health with n attempts in the window.
 func (h *Handler) healthOf(ep hookd.Endpoint, n hookd.AttemptCount) health {
-	out := health{Endpoint: ep, CircuitOpen: h.client.CircuitOpen(ep.ID), Attempts: n.Succeeded + n.Failed}
+	out := health{Endpoint: ep, Circuit: h.client.Circuit(ep.ID), Attempts: n.Succeeded + n.Failed}
 	if out.Attempts > 0 {
 		out.SuccessRate = 100 * float64(n.Succeeded) / float64(out.Attempts)
 	}
@@ -46,7 +50,9 @@ func (h *Handler) healthOf(ep hookd.Endpoint, n hookd.AttemptCount) health {
 type logRow struct {
 	Message  hookd.Message
 	Delivery *hookd.Delivery // with a status filter: the delivery that matched
-	Endpoint string
+	Endpoint string          // with a status filter: the endpoint's URL, or its id when deleted
+	// Counts is the message's deliveries by status, without a status filter.
+	Counts hookd.DeliveryCounts
 }
 
 // logFilter is the message log's filters, as the form sends them.
@@ -125,7 +131,11 @@ func (h *Handler) appPage(q *req) error {
 	if err != nil {
 		return err
 	}
-	rows, next, prev, err := h.messageLog(q, app.ID, f)
+	urls := make(map[string]string, len(eps.Data))
+	for _, ep := range eps.Data {
+		urls[ep.ID] = ep.URL
+	}
+	rows, next, prev, err := h.messageLog(q, app.ID, f, urls)
 	if err != nil {
 		return err
 	}
@@ -137,13 +147,15 @@ func (h *Handler) appPage(q *req) error {
 		"Title": app.Name, "App": app, "Endpoints": healths, "MoreEndpoints": !eps.Done,
 		"Chart": chart(hours, h.now(), window), "Log": rows, "Filter": f, "Next": next, "Prev": prev,
 		"EventTypes": types, "Statuses": []string{"pending", "delivered", "failed", "cancelled"},
-		"Flash": q.r.URL.Query().Get("flash"),
+		"Flash": q.r.URL.Query().Get("flash"), "Refresh": liveEvery,
 	}))
 	return nil
 }
 
-// messageLog returns a page of the log: messages, or with a status, the deliveries in it.
-func (h *Handler) messageLog(q *req, appID string, f logFilter) (rows []logRow, next, prev string, err error) {
+// messageLog returns a page of the log: messages with their deliveries counted by status, or
+// with a status, the deliveries in it. urls names endpoints by URL; an endpoint not in it is
+// read.
+func (h *Handler) messageLog(q *req, appID string, f logFilter, urls map[string]string) (rows []logRow, next, prev string, err error) {
 	opts := listOptions(q.r)
 	if f.Status != "" {
 		page, err := h.client.ListDeliveries(q.ctx, appID, hookd.DeliveryFilter{Status: hookd.DeliveryStatus(f.Status), After: f.from, Before: f.to, ListOptions: opts})
@@ -167,7 +179,7 @@ func (h *Handler) messageLog(q *req, appID string, f logFilter) (rows []logRow, 
 			if f.Type != "" && m.EventType != f.Type {
 				continue
 			}
-			rows = append(rows, logRow{Message: m, Delivery: &d, Endpoint: d.EndpointID})
+			rows = append(rows, logRow{Message: m, Delivery: &d, Endpoint: h.endpointURL(q, appID, d.EndpointID, urls)})
 		}
 		return rows, pageNext(page.Done, page.Iterator), page.PrevIterator, nil
 	}
@@ -179,10 +191,32 @@ func (h *Handler) messageLog(q *req, appID string, f logFilter) (rows []logRow, 
 	if err != nil {
 		return nil, "", "", err
 	}
+	ids := make([]string, len(page.Data))
+	for i, m := range page.Data {
+		ids[i] = m.ID
+	}
+	counts, err := h.client.DeliveryCounts(q.ctx, appID, ids)
+	if err != nil {
+		return nil, "", "", err
+	}
 	for _, m := range page.Data {
-		rows = append(rows, logRow{Message: m})
+		rows = append(rows, logRow{Message: m, Counts: counts[m.ID]})
 	}
 	return rows, pageNext(page.Done, page.Iterator), page.PrevIterator, nil
+}
+
+// endpointURL names endpoint id by its URL: from urls, else read (and kept in urls); a deleted
+// endpoint keeps its id.
+func (h *Handler) endpointURL(q *req, appID, id string, urls map[string]string) string {
+	if u, ok := urls[id]; ok {
+		return u
+	}
+	u := id
+	if ep, err := h.client.GetEndpoint(q.ctx, appID, id); err == nil {
+		u = ep.URL
+	}
+	urls[id] = u
+	return u
 }
 
 func pageNext(done bool, it string) string {
@@ -319,9 +353,19 @@ func (h *Handler) showEndpoint(q *req, secret string) error {
 	if err != nil {
 		return err
 	}
+	now := h.now()
+	stats, err := h.client.Store().EndpointStats(q.ctx, ep.ID, now.Add(-statsWindow), now)
+	if err != nil {
+		return err
+	}
+	types, err := h.eventTypes(q)
+	if err != nil {
+		return err
+	}
 	h.render(q.w, q.r, http.StatusOK, "endpoint", q.data(map[string]any{
 		"Title": ep.URL, "App": app, "Health": hl, "Chart": chart(hours, h.now(), window), "Attempts": attempts,
-		"Secret": secret, "Flash": q.r.URL.Query().Get("flash"),
+		"Secret": secret, "Flash": q.r.URL.Query().Get("flash"), "Refresh": refreshUnless(secret != ""),
+		"Stats": stats, "StatsDays": int(statsWindow / (24 * time.Hour)), "EventTypes": types, "Ping": server.PingEventType,
 		"RecoverFrom": h.now().UTC().Add(-time.Hour).Format("2006-01-02T15:04"),
 	}))
 	return nil
@@ -377,6 +421,15 @@ func (h *Handler) endpointAction(q *req) error {
 	}
 	http.Redirect(q.w, q.r, q.base+"/app/"+url.PathEscape(app)+"/endpoint/"+url.PathEscape(ep)+"?flash="+url.QueryEscape(flash), http.StatusSeeOther)
 	return nil
+}
+
+// refreshUnless is liveEvery, or 0 (no reload) when shown is true: a page showing a secret
+// once is not reloaded, which would show it again.
+func refreshUnless(shown bool) int {
+	if shown {
+		return 0
+	}
+	return liveEvery
 }
 
 func siteName(s site) string {
@@ -442,7 +495,7 @@ func (h *Handler) messagePage(q *req) error {
 	payload, cut := renderPayload(m.Payload)
 	h.render(q.w, q.r, http.StatusOK, "msgpage", q.data(map[string]any{
 		"Title": m.EventType, "App": app, "Message": m, "Payload": payload, "PayloadCut": cut, "Destinations": out,
-		"Flash": q.r.URL.Query().Get("flash"),
+		"Flash": q.r.URL.Query().Get("flash"), "Refresh": liveEvery,
 	}))
 	return nil
 }
@@ -455,3 +508,6 @@ func (h *Handler) resend(q *req) error {
 	http.Redirect(q.w, q.r, q.base+"/app/"+url.PathEscape(app)+"/msg/"+url.PathEscape(msg)+"?flash=resent", http.StatusSeeOther)
 	return nil
 }
+
+// liveEvery is how often, in seconds, the pages with lists reload themselves while shown.
+const liveEvery = 15

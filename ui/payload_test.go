@@ -78,7 +78,7 @@ func TestPayloadRendering(t *testing.T) {
 	}
 	_, _, body := get(t, c, s.srv.URL+"/ui/app/"+s.acme.ID+"/msg/"+m.Message.ID)
 	want := "{\n  \"z\": 1.50,\n  \"a\": {\n    \"b\": [\n      1,\n      {},\n      []\n    ],\n    \"s\": \"x, \\\"[y]\\\": z\"\n  }\n}"
-	pre := regexp.MustCompile(`(?s)<pre class="payload">(.*?)</pre>`).FindStringSubmatch(body)
+	pre := regexp.MustCompile(`(?s)<pre class="payload"[^>]*>(.*?)</pre>`).FindStringSubmatch(body)
 	if pre == nil || html.UnescapeString(pre[1]) != want {
 		t.Errorf("payload shown as\n%v\nwant\n%s", pre, want)
 	}

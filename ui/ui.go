@@ -1,8 +1,10 @@
 // Package ui is hookd's web pages: the operator's dashboard at /ui, signed in with the admin
 // token, and the customer portal at /portal, opened with an app-portal token
 // (POST /api/v1/auth/app-portal-access/{app}), which shows the same pages limited to that one
-// application. Pages are server-rendered html/template with no script; the charts are inline SVG;
-// the stylesheet is embedded. Nothing is loaded from elsewhere.
+// application. Pages are server-rendered html/template; one small embedded script (static/pages.js,
+// allowed by CSP script-src 'self' alone) copies ids and payloads to the clipboard and reloads the
+// lists while they are shown; the charts are inline SVG; the stylesheet is embedded. Nothing is
+// loaded from elsewhere but an operator's portal logo (Config.PortalLogoURL).
 //
 // Sign-in checks the token and opens a session (server.DefaultSessionTTL by default); only the
 // session's random id goes in an HttpOnly, SameSite=Strict cookie scoped to the pages' path (the
@@ -52,7 +54,20 @@ type Config struct {
 	PortalFrameAncestors []string
 	// SessionTTL is how long a sign-in lasts. Default: server.DefaultSessionTTL.
 	SessionTTL time.Duration
+	// PortalTitle names the portal in its header and its pages' titles (ParsePortalTitle).
+	// Default: "Webhooks".
+	PortalTitle string
+	// PortalLogoURL is an image shown in the portal's header: an https URL, whose origin the
+	// portal's CSP img-src then allows, or a path on this server (ParsePortalLogoURL). Default:
+	// none.
+	PortalLogoURL string
+	// PortalAccent is the portal's accent colour, #rrggbb (ParsePortalAccent). Default: the
+	// dashboard's blue.
+	PortalAccent string
 }
+
+// DefaultPortalTitle is the portal's title when Config.PortalTitle is empty.
+const DefaultPortalTitle = "Webhooks"
 
 // Handler serves /ui/... and /portal/... (mount it at both, or at "/").
 type Handler struct {
@@ -67,6 +82,8 @@ type Handler struct {
 	frameAncestors []string
 	portalFraming  string // the portal's CSP frame-ancestors sources
 	sessionTTL     time.Duration
+	brand          brand  // the portal's title, logo and accent
+	portalImg      string // the portal's CSP img-src sources
 }
 
 // New returns the pages over client; auth checks the tokens and keeps the sessions
@@ -104,24 +121,48 @@ func New(client *hookd.Client, auth Authenticator, cfg *Config) (*Handler, error
 	if len(ancestors) > 0 {
 		framing = strings.Join(ancestors, " ")
 	}
-	t, err := template.New("").Funcs(funcs).ParseFS(files, "templates/*.html")
+	var b brand
+	if b.Title, err = ParsePortalTitle(c.PortalTitle); err != nil {
+		return nil, fmt.Errorf("ui: PortalTitle: %w", err)
+	}
+	if b.Title == "" {
+		b.Title = DefaultPortalTitle
+	}
+	if b.Logo, err = ParsePortalLogoURL(c.PortalLogoURL); err != nil {
+		return nil, fmt.Errorf("ui: PortalLogoURL %q: %w", c.PortalLogoURL, err)
+	}
+	if b.Accent, err = ParsePortalAccent(c.PortalAccent); err != nil {
+		return nil, fmt.Errorf("ui: PortalAccent %q: %w", c.PortalAccent, err)
+	}
+	img := "'self' data:"
+	if o := logoOrigin(b.Logo); o != "" {
+		img += " " + o
+	}
+	t, err := parseTemplates()
 	if err != nil {
 		return nil, fmt.Errorf("ui: templates: %w", err)
 	}
 	h := &Handler{client: client, auth: auth, log: c.Logger, now: c.Now, tmpl: t, mux: http.NewServeMux(),
-		public: public, frameAncestors: ancestors, portalFraming: framing, sessionTTL: c.SessionTTL}
+		public: public, frameAncestors: ancestors, portalFraming: framing, sessionTTL: c.SessionTTL,
+		brand: b, portalImg: img}
 	h.routes()
 	return h, nil
+}
+
+// parseTemplates reads the pages' embedded templates.
+func parseTemplates() (*template.Template, error) {
+	return template.New("").Funcs(funcs).ParseFS(files, "templates/*.html")
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The portal may be framed by the sites the operator names (an iframe for its customers); the
 	// dashboard never is. X-Frame-Options is for browsers without CSP's frame-ancestors.
-	frame := "'none'"
+	// The portal's images may come from the operator's logo's origin too.
+	frame, img := "'none'", "'self' data:"
 	if r.URL.Path == portal.base || strings.HasPrefix(r.URL.Path, portal.base+"/") {
-		frame = h.portalFraming
+		frame, img = h.portalFraming, h.portalImg
 	}
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors "+frame)
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src "+img+"; form-action 'self'; base-uri 'none'; frame-ancestors "+frame)
 	if frame == "'none'" {
 		w.Header().Set("X-Frame-Options", "DENY")
 	}
@@ -160,6 +201,7 @@ type page func(q *req) error
 func (h *Handler) routes() {
 	h.mux.Handle("GET /ui/static/", http.StripPrefix("/ui/", http.FileServerFS(files)))
 	h.mux.Handle("GET /portal/static/", http.StripPrefix("/portal/", http.FileServerFS(files)))
+	h.mux.HandleFunc("GET /portal/theme.css", h.portalTheme)
 	h.mux.HandleFunc("GET /ui/login", h.loginForm)
 	h.mux.HandleFunc("POST /ui/login", h.login)
 	h.mux.HandleFunc("GET /portal", h.portalEnter)
@@ -168,12 +210,20 @@ func (h *Handler) routes() {
 		h.mux.HandleFunc("POST "+s.base+"/logout", h.logout(s))
 		h.handle(s, "GET "+s.base+"/{$}", h.home)
 		h.handle(s, "GET "+s.base+"/app/{app}", h.appPage)
+		h.handle(s, "GET "+s.base+"/app/{app}/find", h.find)
+		h.handle(s, "GET "+s.base+"/app/{app}/event-types", h.eventTypesPage)
 		h.handle(s, "POST "+s.base+"/app/{app}/endpoints", h.addEndpoint)
 		h.handle(s, "POST "+s.base+"/app/{app}/send", h.sendExample)
 		h.handle(s, "GET "+s.base+"/app/{app}/endpoint/{ep}", h.endpointPage)
 		h.handle(s, "POST "+s.base+"/app/{app}/endpoint/{ep}/{action}", h.endpointAction)
+		h.handle(s, "GET "+s.base+"/app/{app}/endpoint/{ep}/edit", h.editEndpointForm)
+		h.handle(s, "POST "+s.base+"/app/{app}/endpoint/{ep}/edit", h.editEndpoint)
+		h.handle(s, "GET "+s.base+"/app/{app}/endpoint/{ep}/delete", h.deleteEndpointForm)
+		h.handle(s, "POST "+s.base+"/app/{app}/endpoint/{ep}/delete", h.deleteEndpoint)
+		h.handle(s, "POST "+s.base+"/app/{app}/endpoint/{ep}/test", h.sendTestEvent)
 		h.handle(s, "GET "+s.base+"/app/{app}/msg/{msg}", h.messagePage)
 		h.handle(s, "GET "+s.base+"/app/{app}/msg/{msg}/payload", h.payloadFile)
+		h.handle(s, "GET "+s.base+"/app/{app}/msg/{msg}/attempt/{attempt}", h.attemptPage)
 		h.handle(s, "POST "+s.base+"/app/{app}/msg/{msg}/resend/{ep}", h.resend)
 	}
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -332,7 +382,16 @@ func (h *Handler) home(q *req) error {
 	if err != nil {
 		return err
 	}
-	h.render(q.w, q.r, http.StatusOK, "apps", q.data(map[string]any{"Apps": page, "Title": "Applications"}))
+	// hookd's own application (its operational webhooks) is shown apart from the customers'.
+	var customers, own []hookd.Application
+	for _, a := range page.Data {
+		if a.UID == hookd.OperationalAppUID {
+			own = append(own, a)
+		} else {
+			customers = append(customers, a)
+		}
+	}
+	h.render(q.w, q.r, http.StatusOK, "apps", q.data(map[string]any{"Apps": page, "Customers": customers, "Own": own, "Title": "Applications"}))
 	return nil
 }
 
@@ -392,6 +451,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code int, msg str
 }
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, code int, name string, data map[string]any) {
+	data["Brand"] = h.brand // the portal's header shows it
 	var b strings.Builder
 	if err := h.tmpl.ExecuteTemplate(&b, name, data); err != nil {
 		h.log.LogAttrs(r.Context(), slog.LevelError, "hookd ui: template failed", slog.String("template", name), slog.String("error", err.Error()))

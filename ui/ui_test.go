@@ -54,6 +54,8 @@ type siteConfig struct {
 	publicURL      string
 	frameAncestors []string
 	tls            bool // serve over HTTPS (a self-signed certificate)
+	// portalTitle, portalLogo and portalAccent go to the pages' configuration.
+	portalTitle, portalLogo, portalAccent string
 }
 
 func newSiteWith(t *testing.T, sc siteConfig) *site {
@@ -97,7 +99,8 @@ func newSiteWith(t *testing.T, sc siteConfig) *site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages, err := ui.New(c, auth, &ui.Config{Logger: log.Logger(), PublicURL: sc.publicURL, PortalFrameAncestors: sc.frameAncestors})
+	pages, err := ui.New(c, auth, &ui.Config{Logger: log.Logger(), PublicURL: sc.publicURL, PortalFrameAncestors: sc.frameAncestors,
+		PortalTitle: sc.portalTitle, PortalLogoURL: sc.portalLogo, PortalAccent: sc.portalAccent})
 	if err != nil {
 		t.Fatal(err)
 	}

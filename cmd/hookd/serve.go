@@ -188,7 +188,8 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 			return fail("", "serve: %v", err)
 		}
 		mux.Handle("/", m.Instrument(api))
-		pages, err := ui.New(client, auth, &ui.Config{Logger: logger, PublicURL: cfg.publicURL, PortalFrameAncestors: cfg.frameAncestors})
+		pages, err := ui.New(client, auth, &ui.Config{Logger: logger, PublicURL: cfg.publicURL, PortalFrameAncestors: cfg.frameAncestors,
+			PortalTitle: cfg.portalTitle, PortalLogoURL: cfg.portalLogo, PortalAccent: cfg.portalAccent})
 		if err != nil {
 			return fail("", "serve: %v", err)
 		}

@@ -31,6 +31,7 @@ const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH|postgres://...] [--q
              [--message-burst-per-app N] [--metrics-listen ADDR] [--metrics-token TOKEN]
              [--log-format text|json] [--log-level LEVEL]
              [--public-url URL] [--portal-frame-ancestors ORIGINS]
+             [--portal-title TITLE] [--portal-logo-url URL] [--portal-accent #RRGGBB]
 
 Runs hookd: the workers that deliver webhooks and the HTTP API (Svix-compatible, under
 /api/v1, bearer token), with /metrics (Prometheus text format) and /api/v1/health (no
@@ -61,6 +62,8 @@ Secure. Without it, portal links are on the address the request came in on (the
 listener's, never the Host header) and forms must come from the request's own
 origin. --portal-frame-ancestors names the sites that may show the portal in an
 iframe; it needs an https --public-url for the portal's cookie to work there.
+--portal-title, --portal-logo-url and --portal-accent show the portal under your
+name, logo and colour.
 
 --workers N sets the attempts in flight: N for first attempts, N/2 for retries,
 N/10 for manual attempts (at least 1 each). Unset, N is sized to the machine: 50 per
@@ -109,6 +112,9 @@ type serveConfig struct {
 
 	publicURL      string   // the pages' and portal links' address; empty: as the request came in
 	frameAncestors []string // origins that may frame the portal; nil: none
+	portalTitle    string   // empty: ui.DefaultPortalTitle
+	portalLogo     string   // an https URL or a path; empty: none
+	portalAccent   string   // #rrggbb; empty: the dashboard's
 }
 
 // setting is one flag of serve, the environment variables it may come from, and its parser.
@@ -197,6 +203,15 @@ func serveSettings() []*setting {
 		{name: "portal-frame-ancestors", envs: []string{"HOOKD_PORTAL_FRAME_ANCESTORS"}, def: "'none'",
 			usage: "the `ORIGINS` (e.g. https://app.example.com, separated by spaces or commas) that may show the customer portal in an iframe, or 'none'",
 			parse: parseFrameAncestors},
+		{name: "portal-title", envs: []string{"HOOKD_PORTAL_TITLE"},
+			usage: "the customer portal's `TITLE`, in its header and page titles, at most 80 characters (default \"" + ui.DefaultPortalTitle + "\")",
+			parse: parsePortalTitle},
+		{name: "portal-logo-url", envs: []string{"HOOKD_PORTAL_LOGO_URL"},
+			usage: "the `URL` of a logo in the customer portal's header: https (its origin is allowed in the portal's CSP img-src) or a path on this server (default none)",
+			parse: parsePortalLogo},
+		{name: "portal-accent", envs: []string{"HOOKD_PORTAL_ACCENT"},
+			usage: "the customer portal's accent `COLOUR`, as #rrggbb (default hookd's blue)",
+			parse: parsePortalAccent},
 		{name: "log-format", envs: []string{"HOOKD_LOG_FORMAT"}, def: "text",
 			usage: "log lines on stderr as `FORMAT`: text or json",
 			parse: parseLogFormat},
@@ -559,6 +574,21 @@ func parsePublicURL(c *serveConfig, v string) error {
 	}
 	c.publicURL = u.String()
 	return nil
+}
+
+func parsePortalTitle(c *serveConfig, v string) (err error) {
+	c.portalTitle, err = ui.ParsePortalTitle(v)
+	return err
+}
+
+func parsePortalLogo(c *serveConfig, v string) (err error) {
+	c.portalLogo, err = ui.ParsePortalLogoURL(v)
+	return err
+}
+
+func parsePortalAccent(c *serveConfig, v string) (err error) {
+	c.portalAccent, err = ui.ParsePortalAccent(v)
+	return err
 }
 
 func parseFrameAncestors(c *serveConfig, v string) error {
