@@ -1,7 +1,6 @@
-package main
+package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/url"
@@ -20,26 +19,9 @@ import (
 // API, and checks that each delivery arrived once, verified, and that the JSON and the text carry
 // the figures of both. It asserts no speed.
 func TestBenchSmall(t *testing.T) {
-	var out, errb bytes.Buffer
-	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
 	args := []string{"--messages", "20", "--endpoints", "2", "--producers", "2", "--json"}
-	err := benchCommand(context.Background(), e, args, func(o *benchOptions) {
-		o.b2Messages, o.b2Timeout, o.b3Sends, o.stall = 10, 200*time.Millisecond, 5, 10*time.Second
-	})
-	if err != nil {
-		t.Fatalf("bench: %v\nstderr: %s", err, errb.String())
-	}
-	if errb.Len() != 0 {
-		t.Errorf("--json wrote to stderr: %q", errb.String())
-	}
-
-	var rep benchReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("decode %s: %v", out.String(), err)
-	}
-	if len(rep.Problems) != 0 {
-		t.Errorf("problems: %v", rep.Problems)
-	}
+	o := tinyOptions(t, "", "")
+	rep, out := runTiny(t, o, args)
 	if rep.Command != "hookd bench "+strings.Join(args, " ") {
 		t.Errorf("command = %q", rep.Command)
 	}
@@ -79,11 +61,11 @@ func TestBenchSmall(t *testing.T) {
 	var top struct {
 		Targets []map[string]json.RawMessage `json:"targets"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &top); err != nil {
+	if err := json.Unmarshal(out, &top); err != nil {
 		t.Fatal(err)
 	}
 	var topKeys map[string]json.RawMessage
-	if err := json.Unmarshal(out.Bytes(), &topKeys); err != nil {
+	if err := json.Unmarshal(out, &topKeys); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"command", "config", "machine", "targets", "problems"} {
@@ -141,7 +123,7 @@ func TestBenchSmall(t *testing.T) {
 	}
 
 	// The text shows both targets side by side.
-	text := rep.text()
+	text := rep.Text()
 	for _, s := range []string{"figure  ", "library", "api", "api ≥ 1,000", "≥ 1,500", "≤ 1.2×", "p50 ≤ 20.0 ms", "every delivery arrived once, verified"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("text lacks %q:\n%s", s, text)
@@ -176,13 +158,17 @@ func TestBenchPostgres(t *testing.T) {
 				db = u.String()
 			}
 			args := []string{"--db", db, "--target", target, "--messages", "20", "--endpoints", "2", "--producers", "2", "--json"}
+			queue := ""
 			if target == "postgres+redis" {
 				if queueURL == "" {
 					t.Skip("HOOKD_TEST_REDIS_URL is unset: set it to a Redis URL (e.g. redis://127.0.0.1:6379/0) to run the bench with the Redis queue")
 				}
 				args = append(args, "--queue", queueURL)
+				queue = queueURL
 			}
-			rep := runTinyBench(t, args)
+			o := tinyOptions(t, db, queue)
+			o.Targets = []string{target}
+			rep, _ := runTiny(t, o, args)
 			if len(rep.Targets) != 1 || rep.Targets[0].Name != target {
 				t.Fatalf("targets = %+v, want %s alone", rep.Targets, target)
 			}
@@ -261,26 +247,39 @@ func TestBenchPostgres(t *testing.T) {
 	}
 }
 
-// runTinyBench runs "hookd bench" with args and the tiny sizes of B2 and B3, and decodes its
-// JSON report.
-func runTinyBench(t *testing.T, args []string) *benchReport {
+// tinyOptions are the options of a test run: 20 messages to 2 endpoints from 2 producers, the
+// tiny sizes of B2 and B3, and the PostgreSQL and Redis URLs given ("": none).
+func tinyOptions(t *testing.T, dbURL, queueURL string) Options {
 	t.Helper()
-	var out, errb bytes.Buffer
-	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
-	err := benchCommand(context.Background(), e, args, func(o *benchOptions) {
-		o.b2Messages, o.b2Timeout, o.b3Sends, o.stall = 10, 200*time.Millisecond, 5, 10*time.Second
-	})
-	if err != nil {
-		t.Fatalf("bench: %v\nstderr: %s", err, errb.String())
+	o := DefaultOptions()
+	o.Messages, o.Endpoints, o.Producers, o.DBURL, o.QueueURL = 20, 2, 2, dbURL, queueURL
+	if err := o.Check(strings.Join(o.Only, ","), ""); err != nil {
+		t.Fatal(err)
 	}
-	var rep benchReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("decode %s: %v", out.String(), err)
+	o.B2Messages, o.B2Timeout, o.B3Sends, o.Stall = 10, 200*time.Millisecond, 5, 10*time.Second
+	return o
+}
+
+// runTiny runs o with the command line args and returns its report as --json prints it, decoded,
+// and the JSON. A problem in the report fails the test.
+func runTiny(t *testing.T, o Options, args []string) (*Report, []byte) {
+	t.Helper()
+	got, err := Run(context.Background(), o, args)
+	if err != nil {
+		t.Fatalf("bench: %v", err)
+	}
+	out, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("decode %s: %v", out, err)
 	}
 	if len(rep.Problems) != 0 {
 		t.Errorf("problems: %v", rep.Problems)
 	}
-	return &rep
+	return &rep, out
 }
 
 // checkTinyDeliveries checks that every benchmark of a run by runTinyBench with 20 messages to 2
@@ -312,17 +311,12 @@ func checkTinyDeliveries(t *testing.T, tr *benchTargetReport) {
 
 // TestBenchTargetAPI runs B3 through the API alone: the target works without the library's runs.
 func TestBenchTargetAPI(t *testing.T) {
-	var out, errb bytes.Buffer
-	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
-	args := []string{"--target", "api", "--only", "B3", "--json"}
-	err := benchCommand(context.Background(), e, args, func(o *benchOptions) { o.b3Sends, o.stall = 3, 10*time.Second })
-	if err != nil {
-		t.Fatalf("bench: %v\nstderr: %s", err, errb.String())
+	o := DefaultOptions()
+	if err := o.Check("B3", "api"); err != nil {
+		t.Fatal(err)
 	}
-	var rep benchReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("decode %s: %v", out.String(), err)
-	}
+	o.B3Sends, o.Stall = 3, 10*time.Second
+	rep, _ := runTiny(t, o, []string{"--target", "api", "--only", "B3", "--json"})
 	if len(rep.Targets) != 1 || rep.Targets[0].Name != "api" {
 		t.Fatalf("targets = %+v, want api alone", rep.Targets)
 	}
@@ -332,34 +326,6 @@ func TestBenchTargetAPI(t *testing.T) {
 	}
 	if c := tr.B3.Receiver; c.Expected != 3 || c.Delivered != 3 || c.Unverified != 0 || c.Duplicates != 0 {
 		t.Errorf("api B3: %+v, want 3 deliveries verified, once", c)
-	}
-}
-
-// TestBenchUsage checks that bad flags are usage errors with a hint.
-func TestBenchUsage(t *testing.T) {
-	t.Parallel()
-	for _, args := range [][]string{
-		{"--messages", "0"},
-		{"--endpoints", "-1"},
-		{"--producers", "1001"},
-		{"--only", "B4"},
-		{"--only", ","},
-		{"--only", "B2", "--endpoints", "1"},
-		{"--target", "sdk"},
-		{"--target", ","},
-		{"--target", "postgres"},
-		{"--target", "postgres+redis", "--db", "postgres://postgres@127.0.0.1:5432/postgres"},
-		{"--queue", "redis://127.0.0.1:6379/0"},
-		{"--db", "mysql://root@127.0.0.1/hookd"},
-		{"--db", "postgres://postgres@127.0.0.1:5432/postgres", "--queue", "http://127.0.0.1:6379"},
-		{"--messages", "x"},
-		{"extra"},
-	} {
-		var out, errb bytes.Buffer
-		code := Run(context.Background(), append([]string{"bench"}, args...), strings.NewReader(""), &out, &errb)
-		if code != exitUsage || !strings.Contains(errb.String(), "hint:") {
-			t.Errorf("bench %v: exit %d, stderr %q; want exit %d with a hint", args, code, errb.String(), exitUsage)
-		}
 	}
 }
 
@@ -393,14 +359,14 @@ func TestBenchTargetsDefault(t *testing.T) {
 		{db, queue, "", []string{"library", "api", "postgres", "postgres+redis"}},
 		{db, queue, "POSTGRES+REDIS,library", []string{"library", "postgres+redis"}},
 	} {
-		o := defaultBenchOptions()
-		o.dbURL, o.queueURL = tc.db, tc.queue
-		if err := o.check("B1", tc.target); err != nil {
+		o := DefaultOptions()
+		o.DBURL, o.QueueURL = tc.db, tc.queue
+		if err := o.Check("B1", tc.target); err != nil {
 			t.Errorf("db %q, queue %q, target %q: %v", tc.db, tc.queue, tc.target, err)
 			continue
 		}
-		if !slices.Equal(o.targets, tc.want) {
-			t.Errorf("db %q, queue %q, target %q: targets %v, want %v", tc.db, tc.queue, tc.target, o.targets, tc.want)
+		if !slices.Equal(o.Targets, tc.want) {
+			t.Errorf("db %q, queue %q, target %q: targets %v, want %v", tc.db, tc.queue, tc.target, o.Targets, tc.want)
 		}
 	}
 }
