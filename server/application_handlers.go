@@ -158,15 +158,6 @@ func toApplicationOut(a *hookd.Application, gen generation) any {
 	return out
 }
 
-func (s *Server) applicationRoutes() {
-	s.handle("GET /api/v1/app", false, s.listApplications)
-	s.handle("POST /api/v1/app", false, s.createApplication)
-	s.handle("GET /api/v1/app/{app_id}", false, s.getApplication)
-	s.handle("PUT /api/v1/app/{app_id}", false, s.putApplication)
-	s.handle("PATCH /api/v1/app/{app_id}", false, s.patchApplication)
-	s.handle("DELETE /api/v1/app/{app_id}", false, s.deleteApplication)
-}
-
 // listApplications lists applications (admin only), oldest first or, with order=descending,
 // newest first.
 func (s *Server) listApplications(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {

@@ -10,30 +10,23 @@ import (
 	"github.com/hookd/hookd"
 )
 
-// attemptRoutes registers Svix's message-attempt routes: those of today's spec and the two that
-// only the 1.44 spec has (deprecated there).
-func (s *Server) attemptRoutes() {
-	s.handle("GET /api/v1/app/{app_id}/attempt/endpoint/{endpoint_id}", false, func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-		return s.listAttempts(w, r, rc, "", r.PathValue("endpoint_id"))
-	})
-	s.handle("GET /api/v1/app/{app_id}/attempt/msg/{msg_id}", false, func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-		return s.listAttempts(w, r, rc, r.PathValue("msg_id"), r.URL.Query().Get("endpoint_id"))
-	})
-	s.handle("GET /api/v1/app/{app_id}/msg/{msg_id}/attempt", false, func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-		return s.listAttempts(w, r, rc, r.PathValue("msg_id"), r.URL.Query().Get("endpoint_id"))
-	})
-	s.handle("GET /api/v1/app/{app_id}/msg/{msg_id}/endpoint/{endpoint_id}/attempt", false, func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
-		return s.listAttempts(w, r, rc, r.PathValue("msg_id"), r.PathValue("endpoint_id"))
-	})
-	s.handle("GET /api/v1/app/{app_id}/msg/{msg_id}/attempt/{attempt_id}", false, s.getAttempt)
-	s.handle("DELETE /api/v1/app/{app_id}/msg/{msg_id}/attempt/{attempt_id}/content", false, s.expungeAttemptContent)
-	s.handle("GET /api/v1/app/{app_id}/msg/{msg_id}/endpoint", false, s.listAttemptedDestinations)
-	s.handle("GET /api/v1/app/{app_id}/endpoint/{endpoint_id}/msg", false, s.listAttemptedMessages)
-	s.handle("POST /api/v1/app/{app_id}/msg/{msg_id}/endpoint/{endpoint_id}/resend", false, s.resendMessage)
-}
-
 // emptyAttemptList is a list with nothing in it.
 var emptyAttemptList = listOut[any]{Data: []any{}, Done: true}
+
+// listEndpointAttempts lists an endpoint's attempts across messages.
+func (s *Server) listEndpointAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	return s.listAttempts(w, r, rc, "", r.PathValue("endpoint_id"))
+}
+
+// listMessageAttempts lists a message's attempts, of one endpoint when the query names it.
+func (s *Server) listMessageAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	return s.listAttempts(w, r, rc, r.PathValue("msg_id"), r.URL.Query().Get("endpoint_id"))
+}
+
+// listMessageEndpointAttempts lists a message's attempts at the endpoint the path names.
+func (s *Server) listMessageEndpointAttempts(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	return s.listAttempts(w, r, rc, r.PathValue("msg_id"), r.PathValue("endpoint_id"))
+}
 
 // listAttempts lists attempts newest first, of a message, of an endpoint, or of both (msgID,
 // endpointID: id, uid or eventId; "" for any), filtered by status, status_code_class,

@@ -47,12 +47,6 @@ type accessOut struct {
 	Token string `json:"token"`
 }
 
-func (s *Server) authRoutes() {
-	s.handle("POST /api/v1/auth/app-portal-access/{app_id}", false, s.appPortalAccess)
-	s.handle("POST /api/v1/auth/dashboard-access/{app_id}", false, s.dashboardAccess)
-	s.handle("POST /api/v1/auth/logout", false, s.logout)
-}
-
 // appPortalAccess mints an app-portal token for the application (admin only). When the
 // application does not exist and the body has an "application", it is created first; that
 // application's uid must be given and be the path's, as in Svix (a 422 on application.uid

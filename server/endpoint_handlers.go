@@ -11,27 +11,6 @@ import (
 	"github.com/hookd/hookd/signature"
 )
 
-// endpointRoutes registers the endpoint routes of both specs (those under
-// /api/v1/app/{app_id}/endpoint but .../msg, which lists attempts).
-func (s *Server) endpointRoutes() {
-	const base = "/api/v1/app/{app_id}/endpoint"
-	const one = base + "/{endpoint_id}"
-	s.handle("GET "+base, false, s.listEndpoints)
-	s.handle("POST "+base, false, s.createEndpoint)
-	s.handle("GET "+one, false, s.getEndpoint)
-	s.handle("PUT "+one, false, s.updateEndpoint)
-	s.handle("PATCH "+one, false, s.patchEndpoint)
-	s.handle("DELETE "+one, false, s.deleteEndpoint)
-	s.handle("GET "+one+"/headers", false, s.getEndpointHeaders)
-	s.handle("PUT "+one+"/headers", false, s.updateEndpointHeaders)
-	s.handle("PATCH "+one+"/headers", false, s.patchEndpointHeaders)
-	s.handle("GET "+one+"/secret", false, s.getEndpointSecret)
-	s.handle("POST "+one+"/secret/rotate", false, s.rotateEndpointSecret)
-	s.handle("POST "+one+"/recover", false, s.recoverEndpoint)
-	s.handle("POST "+one+"/send-example", false, s.sendEndpointExample)
-	s.handle("GET "+one+"/stats", false, s.endpointStats)
-}
-
 // listEndpoints lists the application's endpoints newest first, as Svix's server does, or oldest
 // first with order=ascending.
 func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {

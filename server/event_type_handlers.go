@@ -92,16 +92,6 @@ func toEventTypeOut(et *hookd.EventType, shape eventTypeShape) eventTypeOut {
 	return out
 }
 
-func (s *Server) eventTypeRoutes() {
-	s.handle("GET /api/v1/event-type", false, s.listEventTypes)
-	s.handle("POST /api/v1/event-type", false, s.createEventType)
-	s.handle("POST /api/v1/event-type/schema/generate-example", false, s.generateExample)
-	s.handle("GET /api/v1/event-type/{event_type_name}", false, s.getEventType)
-	s.handle("PUT /api/v1/event-type/{event_type_name}", false, s.putEventType)
-	s.handle("PATCH /api/v1/event-type/{event_type_name}", false, s.patchEventType)
-	s.handle("DELETE /api/v1/event-type/{event_type_name}", false, s.deleteEventType)
-}
-
 // visible reports whether the caller may see et (Principal.SeesEventType).
 func (rc *reqCtx) visible(et *hookd.EventType) bool { return rc.principal.SeesEventType(et) }
 

@@ -7,14 +7,6 @@ import (
 	"github.com/hookd/hookd"
 )
 
-// messageRoutes registers Svix's message routes (the same paths in both specs).
-func (s *Server) messageRoutes() {
-	s.handle("GET /api/v1/app/{app_id}/msg", false, s.listMessages)
-	s.handle("POST /api/v1/app/{app_id}/msg", false, s.createMessage)
-	s.handle("GET /api/v1/app/{app_id}/msg/{msg_id}", false, s.getMessage)
-	s.handle("DELETE /api/v1/app/{app_id}/msg/{msg_id}/content", false, s.expungeMessageContent)
-}
-
 // createMessage is v1.message.create: 202 with the message. A second message with an eventId the
 // application already has is 409, as in Svix, and sends nothing. With application set, a missing
 // application of the path is created first (its uid must equal the path's app_id).

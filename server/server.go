@@ -98,10 +98,11 @@ type reqCtx struct {
 	principal Principal
 }
 
-// handle registers pattern ("GET /api/v1/app/{app_id}") with authentication (unless public),
-// the body limit, the generation, panic recovery, error mapping and, for a POST with an
-// Idempotency-Key, the replay of its first response.
-func (s *Server) handle(pattern string, public bool, h handlerFunc) {
+// handle registers rt's pattern ("GET /api/v1/app/{app_id}") with authentication (for an authed
+// route), the read-only check (accessOf), the body limit, the generation, panic recovery, error
+// mapping and, for a POST with an Idempotency-Key, the replay of its first response.
+func (s *Server) handle(rt apiRoute) {
+	pattern, h := rt.pattern, rt.handler
 	s.patterns = append(s.patterns, pattern)
 	s.mux.HandleFunc(pattern, func(rw http.ResponseWriter, r *http.Request) {
 		route.Note(r) // for metrics.Instrument: the pattern, never the path, labels the request
@@ -120,7 +121,7 @@ func (s *Server) handle(pattern string, public bool, h handlerFunc) {
 			}
 		}()
 		rc := &reqCtx{gen: generationOf(r)}
-		if !public {
+		if rt.kind == authed {
 			p, err := s.cfg.Auth.Authenticate(r.Context(), bearer(r))
 			if err != nil {
 				s.fail(w, r, err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/cmd/hookd/internal/redact"
 	"github.com/hookd/hookd/postgres"
 	"github.com/hookd/hookd/redisqueue"
 	"github.com/hookd/hookd/sqlite"
@@ -29,7 +30,7 @@ type dbTarget struct {
 
 func (d dbTarget) String() string {
 	if d.postgresURL != "" {
-		return redactURL(d.postgresURL)
+		return redact.URL(d.postgresURL)
 	}
 	return "sqlite:" + d.sqlitePath
 }

@@ -135,7 +135,8 @@ func TestVerifyStandard(t *testing.T) {
 	}
 }
 
-// stripeHeader signs like seed 000's receiver would expect, independently of package signature.
+// stripeHeader signs as a Stripe-style receiver (t=TS,v1=HMAC of "TS.body") expects, independently of
+// package signature.
 func stripeHeader(secret string, ts int64, body string) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte(strconv.FormatInt(ts, 10) + "." + body))

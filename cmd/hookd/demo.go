@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,9 +11,8 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/delivery"
+	"github.com/hookd/hookd/cmd/hookd/internal/localclient"
 	"github.com/hookd/hookd/hookdtest"
-	"github.com/hookd/hookd/sqlite"
 )
 
 // demoEndpoint is one of the demo's four receivers.
@@ -44,45 +42,6 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-// localConfig is the configuration of the demos: a receiver on 127.0.0.1, so the SSRF guard lets
-// loopback through.
-func localConfig(timeout time.Duration, schedule ...time.Duration) *hookd.Config {
-	return &hookd.Config{
-		Delivery: &delivery.Config{
-			Timeout:      timeout,
-			AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		},
-		RetrySchedule: schedule,
-	}
-}
-
-// openStore opens the embedded store at path.
-func openStore(ctx context.Context, path string) (*sqlite.Store, error) {
-	return sqlite.Open(ctx, path, nil)
-}
-
-// openClient opens a store at path and starts a client on it; stop undoes both.
-func openClient(ctx context.Context, path string, cfg *hookd.Config) (c *hookd.Client, stop func(), err error) {
-	store, err := openStore(ctx, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err = hookd.NewClient(store, cfg)
-	if err == nil {
-		err = c.Start(ctx)
-	}
-	if err != nil {
-		store.Close()
-		return nil, nil, err
-	}
-	return c, func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		c.Stop(sctx)
-		store.Close()
-	}, nil
-}
-
 func demo(ctx context.Context, path string) (string, error) {
 	recv := hookdtest.NewReceiver()
 	defer recv.Close()
@@ -91,7 +50,7 @@ func demo(ctx context.Context, path string) (string, error) {
 	recv.Handle("/c", hookdtest.Hang())
 	recv.Handle("/d", hookdtest.Gone("this endpoint was removed"))
 
-	c, stop, err := openClient(ctx, path, localConfig(300*time.Millisecond, 50*time.Millisecond, 100*time.Millisecond, 200*time.Millisecond))
+	c, stop, err := localclient.Open(ctx, path, localclient.Config(300*time.Millisecond, 50*time.Millisecond, 100*time.Millisecond, 200*time.Millisecond))
 	if err != nil {
 		return "", err
 	}

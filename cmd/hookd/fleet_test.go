@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookd/hookd/cmd/hookd/internal/redact"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -86,7 +87,7 @@ func freshDatabase(t testing.TB) string {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
-		t.Fatalf("connect %s: %v", redactURL(base), err)
+		t.Fatalf("connect %s: %v", redact.URL(base), err)
 	}
 	defer conn.Close(ctx)
 	b := make([]byte, 6)

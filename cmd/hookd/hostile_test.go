@@ -78,9 +78,12 @@ func TestServeHostileReceivers(t *testing.T) {
 	case rssErr != nil:
 		t.Errorf("peak RSS of hookd serve: %v", rssErr)
 	default:
-		t.Logf("peak RSS of hookd serve: %s once listening, %s when every attempt was recorded", kibMiB(startKiB), kibMiB(peakKiB))
+		t.Logf("peak RSS of hookd serve: %s once listening, %s when every attempt was recorded", mib(startKiB), mib(peakKiB))
 		if peakKiB > boundKiB {
-			t.Errorf("peak RSS of hookd serve %s, over %s: a response body was not capped", kibMiB(peakKiB), kibMiB(boundKiB))
+			t.Errorf("peak RSS of hookd serve %s, over %s: a response body was not capped", mib(peakKiB), mib(boundKiB))
 		}
 	}
 }
+
+// mib formats KiB as MiB, for the test's log.
+func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }

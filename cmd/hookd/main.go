@@ -1,5 +1,7 @@
-// Command hookd is the operator's tool for hookd: it generates secrets, verifies signatures, and
-// (in later commands) runs the server and drives it.
+// Command hookd is the operator's tool for hookd: it runs the server (serve, migrate, token),
+// drives a running server through its API (app, endpoint, send, attempts, ...), generates
+// secrets, verifies signatures, and demonstrates and measures hookd (demo, pitfall, bench).
+// run.go's commands() lists every command.
 //
 // main only maps the outcome of Run to an exit code; everything else lives in testable functions.
 package main

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/hookd/hookd/cmd/hookd/internal/redact"
 	"github.com/hookd/hookd/postgres"
 )
 
@@ -51,7 +52,7 @@ func dbFlagTarget(v string) (dbTarget, error) {
 	}
 	d, err := parseDBTarget(v)
 	if err != nil {
-		return d, fmt.Errorf("--db %q: %w", redactURL(v), err)
+		return d, fmt.Errorf("--db %q: %w", redact.URL(v), err)
 	}
 	return d, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/cmd/hookd/internal/localclient"
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/hookdtest"
 )
@@ -54,7 +55,7 @@ func pitfallInline(ctx context.Context, w io.Writer, path string, timeout time.D
 
 	// Inline: the handler POSTs to each endpoint before answering; a failure is logged and lost.
 	inlineFailed := 0
-	poster := delivery.New(localConfig(timeout).Delivery)
+	poster := delivery.New(localclient.Config(timeout).Delivery)
 	inline := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		for _, p := range paths {
 			res := poster.Post(r.Context(), &delivery.Request{URL: recv.URL(p), Body: []byte(`{"type":"order.created"}`)})
@@ -71,7 +72,7 @@ func pitfallInline(ctx context.Context, w io.Writer, path string, timeout time.D
 	}
 
 	// Queued: the handler writes the message and its deliveries, and answers.
-	c, stop, err := openClient(ctx, path, localConfig(timeout, 50*time.Millisecond, 100*time.Millisecond))
+	c, stop, err := localclient.Open(ctx, path, localclient.Config(timeout, 50*time.Millisecond, 100*time.Millisecond))
 	if err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func pitfallIsolation(ctx context.Context, w io.Writer, dir string, timeout time
 	for _, isolated := range []bool{false, true} {
 		recv := hookdtest.NewReceiver()
 		recv.Handle("/c", hookdtest.Hang())
-		cfg := localConfig(timeout, time.Minute)
+		cfg := localclient.Config(timeout, time.Minute)
 		cfg.Workers = map[hookd.Lane]int{hookd.LaneFirst: 2}
 		cfg.MaxInFlightPerEndpoint = -1
 		label := "no per-endpoint cap     "
@@ -150,7 +151,7 @@ func pitfallIsolation(ctx context.Context, w io.Writer, dir string, timeout time
 func healthyBeforeTimeout(ctx context.Context, recv *hookdtest.Receiver, path string, cfg *hookd.Config, timeout time.Duration) (int, error) {
 	// The endpoints exist before the client starts, and the three sends commit together, so the
 	// workers see all nine deliveries at once, in send order.
-	store, err := openStore(ctx, path)
+	store, err := localclient.OpenStore(ctx, path)
 	if err != nil {
 		return 0, err
 	}

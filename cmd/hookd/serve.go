@@ -14,23 +14,18 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/cmd/hookd/internal/servedefaults"
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/metrics"
 	"github.com/hookd/hookd/server"
 	"github.com/hookd/hookd/ui"
 )
 
-// Limits of the HTTP server and of the shutdown.
+// Limits of the shutdown (the HTTP server's are serving's).
 const (
-	readHeaderTimeout = 10 * time.Second
-	readTimeout       = 60 * time.Second // a body of --max-payload on a slow link
-	writeTimeout      = 60 * time.Second
-	idleTimeout       = 120 * time.Second
-	maxHeaderBytes    = 64 << 10
-	shutdownTimeout   = 10 * time.Second // for the requests in flight
-	drainExtra        = 5 * time.Second  // beyond --timeout, for the attempts in flight
-	jobTimeoutExtra   = 30 * time.Second // beyond --timeout, for a job's bookkeeping
-	maxBodyOverhead   = 64 << 10         // a message's envelope around its payload
+	shutdownTimeout = 10 * time.Second // for the requests in flight
+	drainExtra      = 5 * time.Second  // beyond --timeout, for the attempts in flight
+	jobTimeoutExtra = 30 * time.Second // beyond --timeout, for a job's bookkeeping
 )
 
 // runServe handles "hookd serve".
@@ -180,7 +175,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		api, err := server.New(client, &server.Config{
 			Auth:    auth,
 			Logger:  logger,
-			MaxBody: int64(cfg.maxPayload) + maxBodyOverhead,
+			MaxBody: int64(cfg.maxPayload) + servedefaults.MaxBodyOverhead,
 
 			PublicURL: cfg.publicURL,
 		})
@@ -215,15 +210,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		"max_endpoints_per_app", cfg.maxEndpoints, "max_messages_per_second_per_app", cfg.messageRate,
 		"metrics_listen", cfg.metricsListen, "metrics_token", cfg.metricsToken != "")
 
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	srv := newHTTPServer(mux, logger)
 	served := make(chan error, 1)
 	serving = true
 	go func() { served <- srv.Serve(ln) }()

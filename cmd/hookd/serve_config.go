@@ -7,14 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"net/url"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/cmd/hookd/internal/redact"
+	"github.com/hookd/hookd/cmd/hookd/internal/servedefaults"
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/server"
 	"github.com/hookd/hookd/signature"
@@ -162,7 +162,7 @@ func serveSettings() []*setting {
 			usage: "the longest one attempt may take (`DURATION`), connecting and reading the response included",
 			parse: parseTimeout},
 		{name: "workers", envs: []string{"HOOKD_WORKERS"},
-			usage: fmt.Sprintf("`N` first attempts in flight, N/2 retries, N/10 manual (default: 50 per CPU, at most 400; here %d)", defaultWorkers()),
+			usage: fmt.Sprintf("`N` first attempts in flight, N/2 retries, N/10 manual (default: 50 per CPU, at most 400; here %d)", servedefaults.DefaultWorkers()),
 			parse: parseWorkers},
 		{name: "max-payload", envs: []string{"HOOKD_MAX_PAYLOAD"}, def: "1MiB",
 			usage: "the largest message payload (`SIZE`): bytes, or a number with KiB, MiB, KB or MB",
@@ -225,7 +225,7 @@ func serveSettings() []*setting {
 // variable (through lookupEnv) or its default.
 func parseServeConfig(e *env, args []string, lookupEnv func(string) (string, bool)) (*serveConfig, error) {
 	settings := serveSettings()
-	f := newFlags(e, "serve", fmt.Sprintf(serveUsage, defaultWorkers()))
+	f := newFlags(e, "serve", fmt.Sprintf(serveUsage, servedefaults.DefaultWorkers()))
 	for _, s := range settings {
 		usage := s.usage + " (env " + strings.Join(s.envs, ", or ") + ")"
 		s.value = f.String(s.name, s.def, usage)
@@ -236,7 +236,7 @@ func parseServeConfig(e *env, args []string, lookupEnv func(string) (string, boo
 	given := map[string]bool{}
 	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
 
-	c := &serveConfig{workers: lanes(defaultWorkers())}
+	c := &serveConfig{workers: servedefaults.Lanes(servedefaults.DefaultWorkers())}
 	hint := `run "hookd serve --help" for the flags and what they accept`
 	for _, s := range settings {
 		v, from := *s.value, "--"+s.name
@@ -256,7 +256,7 @@ func parseServeConfig(e *env, args []string, lookupEnv func(string) (string, boo
 			if s.name == "token" || s.name == "operational-webhook-secret" || s.name == "main-key" || s.name == "metrics-token" {
 				shown = "" // never echo a secret
 			} else if s.name == "db" {
-				shown = strconv.Quote(redactURL(v))
+				shown = strconv.Quote(redact.URL(v))
 			}
 			if shown != "" {
 				shown = " " + shown
@@ -288,17 +288,6 @@ func checkListen(v string) error {
 		return errors.New("use HOST:PORT, e.g. 127.0.0.1:8071, :8071 (every interface) or 127.0.0.1:0 (a free port)")
 	}
 	return nil
-}
-
-// redactURL hides the password of a URL-shaped value (a DATABASE_URL), to echo it in an error.
-func redactURL(v string) string {
-	if u, err := url.Parse(v); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	if i := strings.Index(v, "://"); i >= 0 && strings.Contains(v[i:], "@") {
-		return v[:i+3] + "xxxxx@" + v[strings.LastIndex(v, "@")+1:]
-	}
-	return v
 }
 
 // minTokenLen is the least length of --token and --metrics-token: 32 characters of hex carry
@@ -459,16 +448,8 @@ func parseWorkers(c *serveConfig, v string) error {
 	if err != nil || n < 1 || n > maxWorkers {
 		return fmt.Errorf("use a whole number from 1 to %d (first attempts in flight)", maxWorkers)
 	}
-	c.workers = lanes(n)
+	c.workers = servedefaults.Lanes(n)
 	return nil
-}
-
-// defaultWorkers sizes the first lane to the machine: 50 per CPU, at most 400.
-func defaultWorkers() int { return min(50*runtime.NumCPU(), 400) }
-
-// lanes splits n into the lanes: n first attempts, n/2 retries, n/10 manual, at least 1 each.
-func lanes(n int) map[hookd.Lane]int {
-	return map[hookd.Lane]int{hookd.LaneFirst: n, hookd.LaneRetry: max(n/2, 1), hookd.LaneManual: max(n/10, 1)}
 }
 
 // maxPayloadLimit bounds --max-payload.

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+
+	"github.com/hookd/hookd/cmd/hookd/internal/servedefaults"
 )
 
 // metricsServer serves /metrics alone on the address of --metrics-listen, so that the API's
@@ -25,15 +27,7 @@ func startMetrics(ctx context.Context, addr string, h http.Handler, logger *slog
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", h)
 	ms := &metricsServer{
-		srv: &http.Server{
-			Handler:           mux,
-			ReadHeaderTimeout: readHeaderTimeout,
-			ReadTimeout:       readTimeout,
-			WriteTimeout:      writeTimeout,
-			IdleTimeout:       idleTimeout,
-			MaxHeaderBytes:    maxHeaderBytes,
-			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		},
+		srv: newHTTPServer(mux, logger),
 		url: "http://" + ln.Addr().String(),
 	}
 	go func() {
@@ -52,4 +46,12 @@ func (ms *metricsServer) shutdown(logger *slog.Logger) {
 		logger.Warn("a scrape still in flight was cut off", "error", err)
 		_ = ms.srv.Close()
 	}
+}
+
+// newHTTPServer returns an http.Server for h with servedefaults' limits, logging its errors to
+// logger as warnings.
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	srv := servedefaults.NewHTTPServer(h)
+	srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	return srv
 }

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -20,6 +20,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/cmd/hookd/internal/localclient"
+	"github.com/hookd/hookd/cmd/hookd/internal/redact"
 	"github.com/hookd/hookd/postgres"
 	"github.com/hookd/hookd/redisqueue"
 )
@@ -61,9 +63,9 @@ func (t *postgresTarget) name() string {
 }
 
 func (t *postgresTarget) describe() string {
-	where := "PostgreSQL " + redactURL(t.dbURL)
+	where := "PostgreSQL " + redact.URL(t.dbURL)
 	if t.queueURL != "" {
-		return "hookd library in this process (hookd.Client.Send) on " + where + " with the Redis queue at " + redactURL(t.queueURL) +
+		return "hookd library in this process (hookd.Client.Send) on " + where + " with the Redis queue at " + redact.URL(t.queueURL) +
 			" (Config.Queue); a fresh schema and Redis namespace per run, removed afterwards"
 	}
 	if t.river {
@@ -163,7 +165,7 @@ func (t *postgresTarget) open(ctx context.Context, name string, timeout time.Dur
 	if err != nil {
 		return nil, err
 	}
-	cfg := localConfig(timeout)
+	cfg := localclient.Config(timeout)
 	cfg.Logger = logger
 	// hookd.Config's default, set here to size the Redis queue as the store's own is sized.
 	cfg.JobTimeout = cfg.Delivery.WithDefaults().Timeout + 30*time.Second
@@ -291,37 +293,37 @@ func benchNamespaceKeys(ctx context.Context, rdb *redis.Client, ns string) ([]st
 func benchRedisClient(url string) (*redis.Client, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", redactURL(url), err)
+		return nil, fmt.Errorf("%s: %w", redact.URL(url), err)
 	}
 	return redis.NewClient(opt), nil
 }
 
 // pingBenchBackends checks that the PostgreSQL and Redis servers the targets use answer.
-func pingBenchBackends(ctx context.Context, o *benchOptions) error {
-	pg := o.dbURL != "" && slices.ContainsFunc(o.targets, func(t string) bool { return strings.HasPrefix(t, "postgres") })
+func pingBenchBackends(ctx context.Context, o *Options) error {
+	pg := o.DBURL != "" && slices.ContainsFunc(o.Targets, func(t string) bool { return strings.HasPrefix(t, "postgres") })
 	if !pg {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, err := connectDB(ctx, o.dbURL)
+	conn, err := connectDB(ctx, o.DBURL)
 	if err == nil {
 		err = conn.Ping(ctx)
 		conn.Close(ctx)
 	}
 	if err != nil {
-		return fmt.Errorf("--db %s: %w", redactURL(o.dbURL), err)
+		return fmt.Errorf("--db %s: %w", redact.URL(o.DBURL), err)
 	}
-	if !slices.Contains(o.targets, "postgres+redis") {
+	if !slices.Contains(o.Targets, "postgres+redis") {
 		return nil
 	}
-	rdb, err := benchRedisClient(o.queueURL)
+	rdb, err := benchRedisClient(o.QueueURL)
 	if err == nil {
 		err = rdb.Ping(ctx).Err()
 		rdb.Close()
 	}
 	if err != nil {
-		return fmt.Errorf("--queue %s: %w", redactURL(o.queueURL), err)
+		return fmt.Errorf("--queue %s: %w", redact.URL(o.QueueURL), err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -79,7 +79,7 @@ func waitFor(ctx context.Context, what string, stall, interval time.Duration, pr
 }
 
 // runB1 measures fan-out throughput: messages × endpoints deliveries from concurrent producers.
-func runB1(ctx context.Context, t benchTarget, o *benchOptions) (_ *b1Result, err error) {
+func runB1(ctx context.Context, t benchTarget, o *Options) (_ *b1Result, err error) {
 	inst, err := t.open(ctx, "b1", 0)
 	if err != nil {
 		return nil, err
@@ -90,19 +90,19 @@ func runB1(ctx context.Context, t benchTarget, o *benchOptions) (_ *b1Result, er
 		return nil, err
 	}
 	defer recv.close()
-	for i := range o.endpoints {
+	for i := range o.Endpoints {
 		if err := addBenchEndpoint(ctx, inst, recv, fmt.Sprintf("/b1/ep%d", i), false); err != nil {
 			return nil, err
 		}
 	}
-	total := o.messages * o.endpoints
-	bar := startProgress(o.progress, t.name()+" B1 deliveries", total, recv.deliveredCount)
+	total := o.Messages * o.Endpoints
+	bar := startProgress(o.Progress, t.name()+" B1 deliveries", total, recv.deliveredCount)
 	before := sampleUsage(ctx, t, true)
 	start := time.Now()
-	lats, err := sendAll(ctx, inst, "B1", o.messages, o.producers)
+	lats, err := sendAll(ctx, inst, "B1", o.Messages, o.Producers)
 	sent := time.Since(start)
 	if err == nil {
-		err = waitFor(ctx, "verified deliveries", o.stall, 5*time.Millisecond, recv.reached(total))
+		err = waitFor(ctx, "verified deliveries", o.Stall, 5*time.Millisecond, recv.reached(total))
 	}
 	bar.finish()
 	if err != nil {
@@ -110,7 +110,7 @@ func runB1(ctx context.Context, t benchTarget, o *benchOptions) (_ *b1Result, er
 	}
 	delivered := recv.lastArrival().Sub(start)
 	// The last request arrived; wait until the store has recorded every delivery too.
-	err = waitFor(ctx, "deliveries recorded", o.stall, 20*time.Millisecond, func() (int, bool, error) {
+	err = waitFor(ctx, "deliveries recorded", o.Stall, 20*time.Millisecond, func() (int, bool, error) {
 		n, err := inst.count(ctx, hookd.DeliveryPending)
 		return -n, n == 0, err
 	})
@@ -124,8 +124,8 @@ func runB1(ctx context.Context, t benchTarget, o *benchOptions) (_ *b1Result, er
 		return nil, err
 	}
 	res := &b1Result{
-		Endpoints: o.endpoints, Messages: o.messages, Producers: o.producers, Deliveries: total,
-		SendSeconds: sent.Seconds(), SendsPerSec: float64(o.messages) / sent.Seconds(),
+		Endpoints: o.Endpoints, Messages: o.Messages, Producers: o.Producers, Deliveries: total,
+		SendSeconds: sent.Seconds(), SendsPerSec: float64(o.Messages) / sent.Seconds(),
 		SendP50Ms: millis(percentile(lats, 50)), SendP99Ms: millis(percentile(lats, 99)),
 		DeliverSeconds: delivered.Seconds(), DeliveriesPerSec: float64(total) / delivered.Seconds(),
 		SettledSeconds: settled.Seconds(), RecordedDelivered: recorded,
@@ -138,9 +138,9 @@ func runB1(ctx context.Context, t benchTarget, o *benchOptions) (_ *b1Result, er
 
 // runB2 measures isolation: the same healthy deliveries without, then with, an endpoint that
 // never answers.
-func runB2(ctx context.Context, t benchTarget, o *benchOptions) (*b2Result, error) {
+func runB2(ctx context.Context, t benchTarget, o *Options) (*b2Result, error) {
 	res := &b2Result{
-		HealthyEndpoints: o.endpoints - 1, Messages: o.b2Messages, TimeoutMs: millis(o.b2Timeout),
+		HealthyEndpoints: o.Endpoints - 1, Messages: o.B2Messages, TimeoutMs: millis(o.B2Timeout),
 		TargetRatio: b2TargetRatio,
 	}
 	var err error
@@ -157,12 +157,12 @@ func runB2(ctx context.Context, t benchTarget, o *benchOptions) (*b2Result, erro
 
 // runB2Once sends B2's messages to its healthy endpoints, and to a hanging one when hang is set,
 // and times the healthy deliveries.
-func runB2Once(ctx context.Context, t benchTarget, o *benchOptions, hang bool) (_ *b2Run, err error) {
+func runB2Once(ctx context.Context, t benchTarget, o *Options, hang bool) (_ *b2Run, err error) {
 	name, label := "b2-baseline", "B2 without hanging"
 	if hang {
 		name, label = "b2-hanging", "B2 with hanging"
 	}
-	inst, err := t.open(ctx, name, o.b2Timeout)
+	inst, err := t.open(ctx, name, o.B2Timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func runB2Once(ctx context.Context, t benchTarget, o *benchOptions, hang bool) (
 		return nil, err
 	}
 	defer recv.close() // first, so the hanging requests are cut before the client stops
-	for i := range o.endpoints - 1 {
+	for i := range o.Endpoints - 1 {
 		if err := addBenchEndpoint(ctx, inst, recv, fmt.Sprintf("/b2/ep%d", i), false); err != nil {
 			return nil, err
 		}
@@ -182,12 +182,12 @@ func runB2Once(ctx context.Context, t benchTarget, o *benchOptions, hang bool) (
 			return nil, err
 		}
 	}
-	total := o.b2Messages * (o.endpoints - 1)
-	bar := startProgress(o.progress, t.name()+" "+label, total, recv.deliveredCount)
+	total := o.B2Messages * (o.Endpoints - 1)
+	bar := startProgress(o.Progress, t.name()+" "+label, total, recv.deliveredCount)
 	start := time.Now()
-	_, err = sendAll(ctx, inst, "B2", o.b2Messages, o.producers)
+	_, err = sendAll(ctx, inst, "B2", o.B2Messages, o.Producers)
 	if err == nil {
-		err = waitFor(ctx, "verified healthy deliveries", o.stall, 5*time.Millisecond, recv.reached(total))
+		err = waitFor(ctx, "verified healthy deliveries", o.Stall, 5*time.Millisecond, recv.reached(total))
 	}
 	bar.finish()
 	if err != nil {
@@ -197,7 +197,7 @@ func runB2Once(ctx context.Context, t benchTarget, o *benchOptions, hang bool) (
 }
 
 // runB3 measures latency: single sends in a row, each waited for at the receiver.
-func runB3(ctx context.Context, t benchTarget, o *benchOptions) (_ *b3Result, err error) {
+func runB3(ctx context.Context, t benchTarget, o *Options) (_ *b3Result, err error) {
 	inst, err := t.open(ctx, "b3", 0)
 	if err != nil {
 		return nil, err
@@ -212,9 +212,9 @@ func runB3(ctx context.Context, t benchTarget, o *benchOptions) (_ *b3Result, er
 	if err := addBenchEndpoint(ctx, inst, recv, path, false); err != nil {
 		return nil, err
 	}
-	bar := startProgress(o.progress, t.name()+" B3 single sends", o.b3Sends, recv.deliveredCount)
+	bar := startProgress(o.Progress, t.name()+" B3 single sends", o.B3Sends, recv.deliveredCount)
 	var lats, sendLats []time.Duration
-	for i := range o.b3Sends {
+	for i := range o.B3Sends {
 		start := time.Now()
 		id, err := inst.send(ctx, benchPayload("B3", i))
 		if err != nil {
@@ -222,7 +222,7 @@ func runB3(ctx context.Context, t benchTarget, o *benchOptions) (_ *b3Result, er
 			return nil, fmt.Errorf("send message %d: %w", i, err)
 		}
 		sendLats = append(sendLats, time.Since(start))
-		at, err := recv.waitArrival(ctx, id, path, o.stall)
+		at, err := recv.waitArrival(ctx, id, path, o.Stall)
 		if err != nil {
 			bar.finish()
 			return nil, err
@@ -231,9 +231,9 @@ func runB3(ctx context.Context, t benchTarget, o *benchOptions) (_ *b3Result, er
 	}
 	bar.finish()
 	res := &b3Result{
-		Sends: o.b3Sends, P50Ms: millis(percentile(lats, 50)), P99Ms: millis(percentile(lats, 99)),
+		Sends: o.B3Sends, P50Ms: millis(percentile(lats, 50)), P99Ms: millis(percentile(lats, 99)),
 		MaxMs: millis(percentile(lats, 100)), SendP50Ms: millis(percentile(sendLats, 50)),
-		TargetP50Ms: millis(t.targetP50()), Receiver: recv.counts(o.b3Sends),
+		TargetP50Ms: millis(t.targetP50()), Receiver: recv.counts(o.B3Sends),
 	}
 	res.Met = res.P50Ms <= res.TargetP50Ms
 	return res, nil

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // body and its 10 endpoints. It reports this process's CPU time (user + system, getrusage) per
 // delivery: the floor under B1's "CPU per delivery: this process". Run it with
 //
-//	go test -run x -bench SignedPostFloor -benchtime 20000x ./cmd/hookd/
+//	go test -run x -bench SignedPostFloor -benchtime 20000x ./cmd/hookd/internal/bench/
 func BenchmarkSignedPostFloor(b *testing.B) {
 	recv, err := newBenchReceiver()
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/cmd/hookd/internal/localclient"
 )
 
 // This file holds the bench's library target, and the instance the PostgreSQL targets share
@@ -34,7 +35,7 @@ func (t *embeddedTarget) targetP50() time.Duration { return b3TargetP50 }
 func (t *embeddedTarget) servers() []string { return nil }
 
 func (t *embeddedTarget) open(ctx context.Context, name string, timeout time.Duration) (benchInstance, error) {
-	c, stop, err := openClient(ctx, filepath.Join(t.dir, t.name()+"-"+name+".db"), localConfig(timeout))
+	c, stop, err := localclient.Open(ctx, filepath.Join(t.dir, t.name()+"-"+name+".db"), localclient.Config(timeout))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/cmd/hookd/internal/servedefaults"
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/metrics"
 	"github.com/hookd/hookd/server"
@@ -104,7 +105,7 @@ func startAPI(ctx context.Context, path string, timeout time.Duration, conns int
 	}
 	m := metrics.New(inst.store, nil)
 	inst.client, err = hookd.NewClient(inst.store, &hookd.Config{
-		Workers: lanes(defaultWorkers()),
+		Workers: servedefaults.Lanes(servedefaults.DefaultWorkers()),
 		Delivery: &delivery.Config{
 			Timeout:      timeout,
 			AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
@@ -127,7 +128,7 @@ func startAPI(ctx context.Context, path string, timeout time.Duration, conns int
 	if d, ok := inst.client.Queue().(hookd.QueueDepther); ok {
 		m.ReportQueue(d)
 	}
-	api, err := server.New(inst.client, &server.Config{Auth: auth, MaxBody: 1<<20 + maxBodyOverhead})
+	api, err := server.New(inst.client, &server.Config{Auth: auth, MaxBody: 1<<20 + servedefaults.MaxBodyOverhead})
 	if err != nil {
 		return nil, err
 	}
@@ -144,16 +145,9 @@ func startAPI(ctx context.Context, path string, timeout time.Duration, conns int
 		return nil, err
 	}
 	inst.base = "http://" + ln.Addr().String()
-	inst.srv = &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-	}
+	inst.srv = servedefaults.NewHTTPServer(mux)
 	go inst.srv.Serve(ln)
-	inst.http = &http.Client{Timeout: writeTimeout, Transport: &http.Transport{
+	inst.http = &http.Client{Timeout: servedefaults.WriteTimeout, Transport: &http.Transport{
 		// No proxy from the environment: the API is on loopback.
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        conns + 2,

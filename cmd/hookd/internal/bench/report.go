@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"fmt"
@@ -7,12 +7,14 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/hookd/hookd/cmd/hookd/internal/redact"
 )
 
 // This file holds what "hookd bench" reports: the results, their checks and their text.
 
-// benchReport is what "hookd bench" found; --json prints it as it is.
-type benchReport struct {
+// Report is what "hookd bench" found; --json prints it as it is.
+type Report struct {
 	Command string       `json:"command"`
 	Config  string       `json:"config"`
 	Machine benchMachine `json:"machine"`
@@ -142,9 +144,9 @@ type b3Result struct {
 	Receiver    benchCounts `json:"receiver"`
 }
 
-// newBenchReport starts the report of a run of the targets ts with the command line args.
-func newBenchReport(args []string, ts []benchTarget) *benchReport {
-	r := &benchReport{
+// newReport starts the report of a run of the targets ts with the command line args.
+func newReport(args []string, ts []benchTarget) *Report {
+	r := &Report{
 		Command: commandLine(append([]string{"hookd", "bench"}, redactBenchArgs(args)...)),
 		Config: "hookd.Config defaults (workers, per-endpoint cap, circuit breaker, retry schedule) except Delivery.AllowSubnets 127.0.0.0/8, and Delivery.Timeout in B2; " +
 			"the api target adds what hookd serve adds with its defaults (workers 50 per CPU up to 400, metrics OnAttempt, 1 MiB payloads)",
@@ -173,16 +175,16 @@ func redactBenchArgs(args []string) []string {
 		}
 		switch {
 		case hasValue:
-			out[i] = a[:len(a)-len(value)] + redactURL(value)
+			out[i] = a[:len(a)-len(value)] + redact.URL(value)
 		case i+1 < len(out):
-			out[i+1] = redactURL(out[i+1])
+			out[i+1] = redact.URL(out[i+1])
 		}
 	}
 	return out
 }
 
 // problems lists every delivery missing, unverified or duplicated, on every target.
-func (r *benchReport) problems() []string {
+func (r *Report) problems() []string {
 	out := []string{}
 	for _, t := range r.Targets {
 		out = append(out, t.problems()...)
@@ -221,8 +223,8 @@ func (r *benchTargetReport) problems() []string {
 	return out
 }
 
-// text renders the report for a human: one table per benchmark, with a column per target.
-func (r *benchReport) text() string {
+// Text renders the report for a human: one table per benchmark, with a column per target.
+func (r *Report) Text() string {
 	b := new(strings.Builder)
 	m := r.Machine
 	fmt.Fprintf(b, "hookd bench\ncommand: %s\n", r.Command)
@@ -379,7 +381,7 @@ func (r *benchReport) text() string {
 
 // resourceRows adds B1's CPU and memory rows to a table made by text, when a target has them,
 // and returns the server processes the rows show (postgres, redis-server).
-func (r *benchReport) resourceRows(row func(string, func(*benchTargetReport) string, string)) (servers []string, shown bool) {
+func (r *Report) resourceRows(row func(string, func(*benchTargetReport) string, string)) (servers []string, shown bool) {
 	for _, t := range r.Targets {
 		if res := t.B1.Resources; res != nil {
 			shown = true
@@ -455,7 +457,7 @@ func (r *benchReport) resourceRows(row func(string, func(*benchTargetReport) str
 
 // targetCell returns the target column of a figure whose target, as format writes it, may
 // differ between targets: "≥ 1,500" when they share it, else "library, api ≥ 1,500; postgres ≥ 5,000".
-func (r *benchReport) targetCell(format func(*benchTargetReport) string) string {
+func (r *Report) targetCell(format func(*benchTargetReport) string) string {
 	var targets []string
 	names := map[string][]string{}
 	for _, t := range r.Targets {

@@ -3,18 +3,14 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
-	"syscall"
-	"text/tabwriter"
 	"time"
 
 	svix "github.com/svix/svix-webhooks/go"
@@ -162,116 +158,6 @@ func (t prefixTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r2)
 }
 
-// fail turns an error of the SDK into the command's error: an API error with its status, code
-// and detail, or a transport error, each with a hint. op names what was attempted.
-func (c *conn) fail(op string, err error) error {
-	if errors.Is(err, context.Canceled) {
-		return failf("", "%s: interrupted", op)
-	}
-	var se *svix.Error
-	if errors.As(err, &se) && se.Status() != 0 {
-		return apiFailure(op, se.Status(), se.Body(), err)
-	}
-	if errors.Is(err, syscall.ECONNREFUSED) {
-		return failf(fmt.Sprintf("is hookd serve running at %s? (set --url / --server or %s)", c.base, envURL), "%s: connection refused by %s", op, c.base)
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return failf(fmt.Sprintf("the server at %s did not answer within %s; is it overloaded or the wrong address?", c.base, requestTimeout), "%s: timed out", op)
-	}
-	var dns *net.DNSError
-	if errors.As(err, &dns) {
-		return failf("check the host name in --url / --server / "+envURL, "%s: cannot resolve %s: %v", op, dns.Name, dns.Err)
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return failf(fmt.Sprintf("is hookd serve running at %s? (set --url / --server or %s)", c.base, envURL), "%s: %v", op, ue.Err)
-	}
-	return failf("", "%s: %v", op, err)
-}
-
-// apiFailure describes an answer of the API that is not a success, or a success the SDK could
-// not read.
-func apiFailure(op string, status int, body []byte, err error) error {
-	if status < 300 {
-		return failf("the server's answer does not match the Svix API the client speaks; is the server URL a hookd server of the same version?", "%s: unexpected response (%d): %v", op, status, err)
-	}
-	code, detail := errorBody(body)
-	msg := fmt.Sprintf("%s: %d %s", op, status, http.StatusText(status))
-	if code != "" {
-		msg += " (" + code + ")"
-	}
-	if detail != "" {
-		msg += ": " + detail
-	}
-	return &exitError{code: exitFailure, msg: msg, hint: errorHint(status, code), status: status}
-}
-
-// errorHint says what to do about an API error.
-func errorHint(status int, code string) string {
-	switch {
-	case code == "endpoint_disabled":
-		return `enable the endpoint first: "hookd endpoint enable APP EP"`
-	case status == http.StatusUnauthorized:
-		return "check --token / " + envToken
-	case status == http.StatusForbidden:
-		return "this token may not do that; use an admin token (--token / " + envToken + ")"
-	case status == http.StatusNotFound:
-		return `check the id or uid ("hookd app list", "hookd endpoint list APP", "hookd messages APP")`
-	case status == http.StatusConflict:
-		return "an entity with that uid, event id or name exists already"
-	case status == http.StatusRequestEntityTooLarge:
-		return "the payload is larger than the server accepts"
-	case status == http.StatusUnprocessableEntity:
-		return "the server rejected the field named above; the command's --help describes it"
-	case status == http.StatusTooManyRequests:
-		return "the server is rate limiting; try again shortly"
-	case status == http.StatusServiceUnavailable:
-		return "the server's database cannot be reached just now, and nothing was written: try again; if it lasts, hookd serve's log says why"
-	case status >= 500:
-		return "the server failed; its log has the details"
-	}
-	return ""
-}
-
-// errorBody reads Svix's error body: {"code", "detail"}, or a 422's {"detail": [{loc, msg}]}.
-func errorBody(body []byte) (code, detail string) {
-	var b struct {
-		Code   string          `json:"code"`
-		Detail json.RawMessage `json:"detail"`
-	}
-	if json.Unmarshal(body, &b) != nil {
-		s := strings.TrimSpace(string(body))
-		if len(s) > 200 {
-			s = s[:200] + "..."
-		}
-		return "", s
-	}
-	var s string
-	if json.Unmarshal(b.Detail, &s) == nil {
-		return b.Code, s
-	}
-	var fields []struct {
-		Loc []any  `json:"loc"`
-		Msg string `json:"msg"`
-	}
-	if json.Unmarshal(b.Detail, &fields) == nil {
-		var parts []string
-		for _, f := range fields {
-			loc := make([]string, 0, len(f.Loc))
-			for _, l := range f.Loc {
-				loc = append(loc, fmt.Sprint(l))
-			}
-			parts = append(parts, strings.Join(loc, ".")+": "+f.Msg)
-		}
-		if b.Code == "" {
-			b.Code = "validation_error"
-		}
-		return b.Code, strings.Join(parts, "; ")
-	}
-	return b.Code, string(b.Detail)
-}
-
 // parseArgs parses flags placed before, between or after the positional arguments and returns
 // the positionals: exactly len(names), or fewer where the names left out are optional, written in
 // brackets ("[APP]"); names (e.g. "APP", "EP") appear in the usage errors.
@@ -358,91 +244,6 @@ const clientHelp = `
 Talks to a running "hookd serve" at --url or --server (env ` + envURL + `, default ` + defaultURL + `)
 with the API token --token (env ` + envToken + `). Prints a table, or JSON with --json.`
 
-// printJSON writes v as indented JSON.
-func (c *conn) printJSON(v any) error {
-	enc := json.NewEncoder(c.e.stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return failf("", "write JSON: %v", err)
-	}
-	return nil
-}
-
-// printTable writes rows under header, aligned in columns.
-func (c *conn) printTable(header []string, rows [][]string) {
-	tw := tabwriter.NewWriter(c.e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	tw.Flush()
-}
-
-// printFields writes name/value pairs, one a line, values aligned.
-func (c *conn) printFields(pairs ...[2]string) {
-	tw := tabwriter.NewWriter(c.e.stdout, 0, 4, 2, ' ', 0)
-	for _, p := range pairs {
-		fmt.Fprintf(tw, "%s:\t%s\n", p[0], p[1])
-	}
-	tw.Flush()
-}
-
-// noteMore tells (on stderr, so that --json stays clean) that a list was cut at limit.
-func (c *conn) noteMore(more bool, limit int) {
-	if more {
-		fmt.Fprintf(c.e.stderr, "(showing the first %d; there may be more: pass --limit)\n", limit)
-	}
-}
-
-// page is one page of a Svix list.
-type page[T any] struct {
-	data     []T
-	done     bool
-	iterator *string
-}
-
-// printList fetches up to limit items with fetch and prints them: JSON with --json, else a table
-// of header and one row per item; a list cut at the limit is noted on stderr. what names the list
-// in an error ("applications"); t is what the list's route addresses.
-func printList[T any](ctx context.Context, c *conn, what string, t target, limit int, fetch func(iterator *string, n int32) (page[T], error), header []string, row func(*T) []string) error {
-	items, more, err := collect(limit, fetch)
-	if err != nil {
-		return c.failAt(ctx, "list "+what, t, err)
-	}
-	c.noteMore(more, limit)
-	if c.json {
-		return c.printJSON(items)
-	}
-	rows := make([][]string, 0, len(items))
-	for i := range items {
-		rows = append(rows, row(&items[i]))
-	}
-	c.printTable(header, rows)
-	return nil
-}
-
-// collect fetches pages until limit items or the end; more reports that the list was cut.
-func collect[T any](limit int, fetch func(iterator *string, n int32) (page[T], error)) (items []T, more bool, err error) {
-	var iter *string
-	for {
-		n := min(limit-len(items), maxPageSize)
-		p, err := fetch(iter, int32(n))
-		if err != nil {
-			return nil, false, err
-		}
-		items = append(items, p.data...)
-		last := p.done || p.iterator == nil || *p.iterator == "" || len(p.data) == 0 ||
-			(iter != nil && *p.iterator == *iter)
-		if len(items) >= limit {
-			return items[:limit], !last || len(items) > limit, nil
-		}
-		if last {
-			return items, false, nil
-		}
-		iter = p.iterator
-	}
-}
-
 // limitFlag registers --limit.
 func limitFlag(f *flags, what string) *int {
 	return f.Int("limit", defaultLimit, "show at most this many "+what)
@@ -453,26 +254,4 @@ func checkLimit(f *flags, n int) error {
 		return usageErrorf(fmt.Sprintf("run \"%s --help\" for the flags", f.Name()), "--limit must be at least 1, got %d", n)
 	}
 	return nil
-}
-
-// formatTime prints t in UTC, to the second.
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
