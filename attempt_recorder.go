@@ -140,3 +140,35 @@ func (r *recorder) flush(batch []*recItem) {
 		r.flush([]*recItem{it})
 	}
 }
+
+// writeAttempts writes a batch's attempts in tx: every record in one RecordAttempts, then the
+// endpoints to disable, the operational events, and the next jobs in one insert.
+func (c *Client) writeAttempts(ctx context.Context, tx Tx, ws []*attemptWrite) error {
+	recs := make([]AttemptRecord, len(ws))
+	var ops []OperationalEvent
+	var jobs []Job
+	for i, w := range ws {
+		recs[i] = w.rec
+		ops = append(ops, w.ops...)
+		if w.next != nil {
+			jobs = append(jobs, *w.next)
+		}
+	}
+	if err := tx.RecordAttempts(ctx, recs); err != nil {
+		return err
+	}
+	for _, w := range ws {
+		if d := w.disable; d != nil {
+			if err := tx.SetEndpointDisabled(ctx, d.id, true, d.reason, d.at); err != nil {
+				return err
+			}
+		}
+	}
+	if err := c.emitOps(ctx, tx, ops); err != nil {
+		return err
+	}
+	if len(jobs) > 0 {
+		return c.queue.EnqueueTx(ctx, tx, jobs)
+	}
+	return nil
+}

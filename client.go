@@ -159,3 +159,7 @@ func (c *Client) Stop(ctx context.Context) error {
 	}
 	return nil
 }
+
+// now is the time a row is stamped with, in UTC and to the microsecond, the precision every store
+// keeps: a value returned by a create or an update is the one a later read returns.
+func (c *Client) now() time.Time { return c.cfg.Now().UTC().Truncate(time.Microsecond) }

@@ -6,104 +6,76 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
+	"time"
 
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/signature"
 )
 
-// ApplicationIn creates or replaces an application.
-type ApplicationIn struct {
-	Name         string // required
-	UID          string // optional, unique; any printable text
-	ThrottleRate int    // messages per second to each endpoint without a rate of its own; 0: none
-	Metadata     map[string]string
+// Endpoint is one URL of an application that receives its messages.
+type Endpoint struct {
+	ID          string // "ep_..."
+	AppID       string
+	UID         string // optional, unique within the application
+	URL         string
+	Description string
+	Version     int
+	// EventTypes filters the messages the endpoint receives; empty means every event type.
+	EventTypes []string
+	// Channels filters by channel: when set, a message is delivered only if it names one of them.
+	Channels []string
+	Disabled bool
+	// DisabledReason says why the endpoint was disabled ("manual", "gone (HTTP 410)", ...).
+	DisabledReason string
+	DisabledAt     *time.Time
+	// RateLimit caps messages per second to the endpoint (Svix's throttleRate). Zero: the
+	// application's ThrottleRate, else no cap.
+	RateLimit int
+	// MaxInFlight caps attempts in flight to the endpoint. Zero: Config.MaxInFlightPerEndpoint.
+	MaxInFlight int
+	// Headers are added to every request to the endpoint.
+	Headers  map[string]string
+	Scheme   SignatureScheme
+	Metadata map[string]string
+
+	CreatedAt time.Time
+	UpdatedAt time.Time
+
+	// Health, kept by the worker.
+	LastAttemptAt       *time.Time
+	LastStatus          int    // HTTP status of the last attempt; 0 when none arrived
+	LastError           string // the last attempt's failure, empty after a success
+	LastSuccessAt       *time.Time
+	FailingSince        *time.Time // the first failure after the last success
+	ConsecutiveFailures int
 }
 
-func (in *ApplicationIn) check() error {
-	if in == nil {
-		return invalid("application", "is nil")
-	}
-	if err := checkName("name", in.Name, maxNameLen); err != nil {
-		return err
-	}
-	if in.UID != "" {
-		if err := checkName("uid", in.UID, maxIDLen); err != nil {
-			return err
-		}
-	}
-	if in.ThrottleRate < 0 {
-		return invalid("throttleRate", "must be zero or positive")
-	}
-	return checkMetadata(in.Metadata)
-}
+// SignatureScheme is how an endpoint's deliveries are signed.
+type SignatureScheme string
 
-// CreateApplication creates an application. A taken UID is ErrConflict.
-func (c *Client) CreateApplication(ctx context.Context, in *ApplicationIn) (*Application, error) {
-	if err := in.check(); err != nil {
-		return nil, err
-	}
-	now := c.now()
-	app := &Application{
-		ID: newID(prefixApp), UID: in.UID, Name: in.Name, ThrottleRate: in.ThrottleRate,
-		Metadata: maps.Clone(in.Metadata), CreatedAt: now, UpdatedAt: now,
-	}
-	err := c.store.InTx(ctx, func(tx Tx) error { return tx.InsertApplication(ctx, app) })
-	if err != nil {
-		return nil, fmt.Errorf("hookd: create application: %w", err)
-	}
-	return app, nil
-}
+const (
+	// SchemeStandard is Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature (v1
+	// HMAC-SHA256, or v1a ed25519 for whsk_ keys), and the same under svix-* names, as
+	// Config.SignatureHeaders says. The default.
+	SchemeStandard SignatureScheme = "standard"
+	// SchemeSvix is Standard Webhooks under the svix-id, svix-timestamp, svix-signature names.
+	SchemeSvix SignatureScheme = "svix"
+	// SchemeStripe is the Stripe-shaped scheme: X-Webhook-Signature: t=<unix>,v1=<hex>,
+	// repeated as Stripe-Signature for Stripe's libraries, with X-Webhook-Event and
+	// X-Webhook-Timestamp.
+	SchemeStripe SignatureScheme = "stripe"
+	// SchemeEnvelope is the whole envelope format: the body is the envelope {"id", "type",
+	// "occurredAt", "data"} (id: the message's event id, or its id; occurredAt: when the message
+	// was created, RFC 3339 in UTC to the millisecond; data: the payload), signed as SchemeStripe.
+	SchemeEnvelope SignatureScheme = "envelope"
+)
 
-// GetApplication returns an application by id or uid.
-func (c *Client) GetApplication(ctx context.Context, app string) (*Application, error) {
-	a, err := c.store.GetApplication(ctx, app)
-	if err != nil {
-		return nil, fmt.Errorf("hookd: get application %q: %w", app, err)
-	}
-	return a, nil
-}
-
-// UpdateApplication replaces an application's fields.
-func (c *Client) UpdateApplication(ctx context.Context, app string, in *ApplicationIn) (*Application, error) {
-	if err := in.check(); err != nil {
-		return nil, err
-	}
-	var out *Application
-	err := c.store.InTx(ctx, func(tx Tx) error {
-		a, err := tx.GetApplication(ctx, app)
-		if err != nil {
-			return err
-		}
-		a.Name, a.UID, a.ThrottleRate, a.Metadata = in.Name, in.UID, in.ThrottleRate, maps.Clone(in.Metadata)
-		a.UpdatedAt = c.now()
-		out = a
-		return tx.UpdateApplication(ctx, a)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("hookd: update application %q: %w", app, err)
-	}
-	return out, nil
-}
-
-// DeleteApplication deletes an application with its endpoints, messages and attempts.
-func (c *Client) DeleteApplication(ctx context.Context, app string) error {
-	err := c.store.InTx(ctx, func(tx Tx) error {
-		a, err := tx.GetApplication(ctx, app)
-		if err != nil {
-			return err
-		}
-		return tx.DeleteApplication(ctx, a.ID)
-	})
-	if err != nil {
-		return fmt.Errorf("hookd: delete application %q: %w", app, err)
-	}
-	return nil
-}
-
-// ListApplications lists applications, oldest first.
-func (c *Client) ListApplications(ctx context.Context, opts ListOptions) (*Page[Application], error) {
-	return c.store.ListApplications(ctx, opts)
+// SigningKey is one of an endpoint's secrets. Every unexpired key signs, so during a rotation
+// receivers holding the old or the new secret both verify.
+type SigningKey struct {
+	Secret    string // whsec_ (HMAC) or whsk_ (ed25519)
+	CreatedAt time.Time
+	ExpiresAt *time.Time // nil: does not expire
 }
 
 // EndpointIn creates or replaces an endpoint.
@@ -174,26 +146,6 @@ func (in *EndpointIn) check() error {
 		if err := CheckSecret(in.Secret, in.Scheme); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// CheckSecret reports whether secret can sign for an endpoint with scheme (whsec_ or whsk_ for the
-// Standard Webhooks schemes, any secret of 16 characters or more but a whsk_ key for the
-// Stripe-shaped ones): a *ValidationError for the field "secret" otherwise.
-func CheckSecret(secret string, scheme SignatureScheme) error {
-	var err error
-	if scheme == SchemeStripe || scheme == SchemeEnvelope {
-		if strings.HasPrefix(secret, "whsk_") {
-			// The receiver would need the private key itself to check the HMAC.
-			return invalid("secret", "a whsk_ ed25519 key cannot sign the Stripe-shaped scheme, which is an HMAC: use a whsec_ secret")
-		}
-		_, err = signature.NewStripeSigner(secret)
-	} else {
-		_, err = signature.NewSigner(secret)
-	}
-	if err != nil {
-		return invalid("secret", err.Error())
 	}
 	return nil
 }
@@ -274,6 +226,63 @@ func (c *Client) UpdateEndpoint(ctx context.Context, app, endpoint string, in *E
 	})
 }
 
+// EditEndpoint changes an endpoint's configuration in one transaction: edit gets the current
+// configuration (Disabled included, Secret empty) and changes it in place; the result is checked
+// and written as UpdateEndpoint writes it, and Disabled is applied with reason "manual" when it
+// changed. An error from edit is returned as it is (wrapped), and nothing is written.
+func (c *Client) EditEndpoint(ctx context.Context, app, endpoint string, edit func(in *EndpointIn) error) (*Endpoint, error) {
+	var out *Endpoint
+	err := c.inApp(ctx, app, func(tx Tx, a *Application) error {
+		ep, err := tx.GetEndpoint(ctx, a.ID, endpoint)
+		if err != nil {
+			return err
+		}
+		_ = c.box.openHeaders(ep) // what it cannot open stays sealed, and is written back as it is
+		in := &EndpointIn{
+			URL: ep.URL, UID: ep.UID, Description: ep.Description, Version: ep.Version,
+			EventTypes: slices.Clone(ep.EventTypes), Channels: slices.Clone(ep.Channels),
+			RateLimit: ep.RateLimit, MaxInFlight: ep.MaxInFlight, Headers: maps.Clone(ep.Headers),
+			Scheme: ep.Scheme, Disabled: ep.Disabled, Metadata: maps.Clone(ep.Metadata),
+		}
+		if err := edit(in); err != nil {
+			return err
+		}
+		in.Secret = ""
+		if err := in.check(); err != nil {
+			return err
+		}
+		if err := c.checkSchemeChange(ctx, tx, ep, in.Scheme); err != nil {
+			return err
+		}
+		in.apply(ep)
+		now := c.now()
+		ep.UpdatedAt = now
+		if err := tx.UpdateEndpoint(ctx, c.box.sealedEndpoint(ep)); err != nil {
+			return err
+		}
+		ops := []OperationalEvent{c.endpointOp(OpEndpointUpdated, ep, "")}
+		if in.Disabled != ep.Disabled {
+			if err := tx.SetEndpointDisabled(ctx, ep.ID, in.Disabled, "manual", now); err != nil {
+				return err
+			}
+			if in.Disabled {
+				ops = append(ops, c.endpointOp(OpEndpointDisabled, ep, "manual"))
+			}
+		}
+		out, err = tx.GetEndpoint(ctx, a.ID, ep.ID)
+		if err != nil {
+			return err
+		}
+		_ = c.box.openHeaders(out)
+		return c.emitOps(ctx, tx, ops)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hookd: edit endpoint %q: %w", endpoint, err)
+	}
+	c.states.invalidate(out.ID)
+	return out, nil
+}
+
 // DeleteEndpoint deletes an endpoint; its pending deliveries are cancelled when their jobs run.
 func (c *Client) DeleteEndpoint(ctx context.Context, app, endpoint string) error {
 	var id string
@@ -338,112 +347,20 @@ func (c *Client) SetEndpointDisabled(ctx context.Context, app, endpoint string, 
 	return nil
 }
 
-// EndpointSecret returns the endpoint's newest signing secret.
-func (c *Client) EndpointSecret(ctx context.Context, app, endpoint string) (string, error) {
-	ep, err := c.GetEndpoint(ctx, app, endpoint)
-	if err != nil {
-		return "", err
+// matches reports whether an enabled endpoint takes a message, as Svix filters: the endpoint's
+// event types list the message's (or the endpoint lists none), and when the endpoint names
+// channels, the message names one of them.
+func matches(ep *Endpoint, eventType string, channels []string) bool {
+	if len(ep.EventTypes) > 0 && !slices.Contains(ep.EventTypes, eventType) {
+		return false
 	}
-	keys, err := c.store.SigningKeys(ctx, ep.ID)
-	if err == nil {
-		err = c.box.openKeys(ep.ID, keys)
-	}
-	if err != nil {
-		return "", fmt.Errorf("hookd: endpoint secret: %w", err)
-	}
-	if len(keys) == 0 {
-		return "", fmt.Errorf("hookd: endpoint %s has no signing key: %w", ep.ID, ErrNotFound)
-	}
-	return keys[0].Secret, nil
-}
-
-// RotateSecret gives the endpoint a new secret (secret, or a new whsec_ one when empty). The old
-// keys keep signing for Config.RotationGrace, so receivers can switch without missing a delivery.
-func (c *Client) RotateSecret(ctx context.Context, app, endpoint, secret string) (string, error) {
-	return c.RotateSecretGrace(ctx, app, endpoint, secret, c.cfg.RotationGrace)
-}
-
-// inApp runs fn in a transaction with the application found by id or uid.
-func (c *Client) inApp(ctx context.Context, app string, fn func(tx Tx, a *Application) error) error {
-	return c.store.InTx(ctx, func(tx Tx) error {
-		a, err := tx.GetApplication(ctx, app)
-		if err != nil {
-			return err
+	if len(ep.Channels) > 0 {
+		for _, ch := range channels {
+			if slices.Contains(ep.Channels, ch) {
+				return true
+			}
 		}
-		return fn(tx, a)
-	})
-}
-
-// UpsertEventType creates or updates an event type (and un-archives it).
-func (c *Client) UpsertEventType(ctx context.Context, et *EventType) (*EventType, error) {
-	if et == nil {
-		return nil, invalid("eventType", "is nil")
+		return false
 	}
-	if err := CheckEventTypeName("name", et.Name); err != nil {
-		return nil, err
-	}
-	if err := checkText("description", et.Description, maxDescription); err != nil {
-		return nil, err
-	}
-	if len(et.FeatureFlags) > 0 && et.FeatureFlag != "" && et.FeatureFlag != et.FeatureFlags[0] {
-		return nil, invalid("featureFlag", "is the first of FeatureFlags; they differ")
-	}
-	for _, f := range et.Flags() {
-		if f == "" {
-			return nil, invalid("featureFlags", "holds an empty flag")
-		}
-		if err := checkText("featureFlags", f, maxIDLen); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkText("groupName", et.GroupName, maxIDLen); err != nil {
-		return nil, err
-	}
-	out := *et
-	now := c.now()
-	out.Archived, out.UpdatedAt = false, now
-	if out.CreatedAt.IsZero() {
-		out.CreatedAt = now
-	}
-	err := c.store.InTx(ctx, func(tx Tx) error {
-		if err := tx.UpsertEventType(ctx, &out); err != nil {
-			return err
-		}
-		got, err := tx.GetEventType(ctx, out.Name)
-		if err == nil {
-			out = *got
-		}
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("hookd: upsert event type %q: %w", et.Name, err)
-	}
-	return &out, nil
-}
-
-// GetEventType returns an event type.
-func (c *Client) GetEventType(ctx context.Context, name string) (*EventType, error) {
-	return c.store.GetEventType(ctx, name)
-}
-
-// DeleteEventType archives an event type, or with expunge removes it for good.
-func (c *Client) DeleteEventType(ctx context.Context, name string, expunge bool) error {
-	err := c.store.InTx(ctx, func(tx Tx) error {
-		if _, err := tx.GetEventType(ctx, name); err != nil {
-			return err
-		}
-		if expunge {
-			return tx.DeleteEventType(ctx, name)
-		}
-		return tx.ArchiveEventType(ctx, name, c.now())
-	})
-	if err != nil {
-		return fmt.Errorf("hookd: delete event type %q: %w", name, err)
-	}
-	return nil
-}
-
-// ListEventTypes lists event types by name.
-func (c *Client) ListEventTypes(ctx context.Context, includeArchived bool, opts ListOptions) (*Page[EventType], error) {
-	return c.store.ListEventTypes(ctx, includeArchived, opts)
+	return true
 }

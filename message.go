@@ -3,24 +3,27 @@ package hookd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
-// Limits on the strings of a message.
-const (
-	maxIDLen       = 256 // uid, eventId, event type names
-	maxChannels    = 10
-	maxChannelLen  = 128
-	maxNameLen     = 256
-	maxDescription = 4096
-	maxTags        = 5 // Svix's
-	maxTagLen      = 128
-)
+// Message is one event sent to one application.
+type Message struct {
+	ID        string // "msg_..."
+	AppID     string
+	EventID   string // the producer's idempotency id; optional, unique within the application
+	EventType string
+	Channels  []string
+	// Tags are free-form labels the message list filters by (Svix's tags).
+	Tags      []string
+	Payload   json.RawMessage
+	CreatedAt time.Time
+	// PayloadExpiresAt is when the payload is deleted (Svix's payload retention); nil: kept until
+	// it is expunged.
+	PayloadExpiresAt *time.Time
+}
 
 // MessageIn is a message to send.
 type MessageIn struct {
@@ -79,6 +82,54 @@ func (c *Client) SendTx(ctx context.Context, tx any, app string, msg *MessageIn)
 	}
 	var admitted bool
 	return c.sendIn(ctx, t, app, m, &admitted)
+}
+
+// SendToEndpoint writes a message for the application and one delivery of it to one endpoint
+// alone, whatever the endpoint's event-type and channel filters say (Svix's send-example). A
+// disabled endpoint is ErrEndpointDisabled. The message counts in the application's message rate
+// (Config.MessageRatePerApp).
+func (c *Client) SendToEndpoint(ctx context.Context, app, endpoint string, msg *MessageIn) (*Message, error) {
+	m, err := c.prepare(msg)
+	if err != nil {
+		return nil, err
+	}
+	admitted := false
+	err = c.inApp(ctx, app, func(tx Tx, a *Application) error {
+		if !admitted {
+			if err := c.rates.take(a.ID); err != nil {
+				return err
+			}
+			admitted = true
+		}
+		ep, err := tx.GetEndpoint(ctx, a.ID, endpoint)
+		if err != nil {
+			return err
+		}
+		if ep.Disabled {
+			return fmt.Errorf("%w: enable endpoint %s first", ErrEndpointDisabled, ep.ID)
+		}
+		m.AppID = a.ID
+		existing, inserted, err := tx.InsertMessage(ctx, m)
+		if err != nil {
+			return err
+		}
+		if !inserted {
+			m = existing
+			return nil
+		}
+		d := Delivery{
+			ID: newID(prefixDelivery), MessageID: m.ID, EndpointID: ep.ID, AppID: a.ID,
+			Status: DeliveryPending, NextAttemptAt: &m.CreatedAt, CreatedAt: m.CreatedAt, UpdatedAt: m.CreatedAt,
+		}
+		if err := tx.InsertDeliveries(ctx, []Delivery{d}); err != nil {
+			return err
+		}
+		return c.queue.EnqueueTx(ctx, tx, []Job{{DeliveryID: d.ID, Attempt: 1, Trigger: TriggerScheduled}})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hookd: send to endpoint %q: %w", endpoint, err)
+	}
+	return m, nil
 }
 
 // prepare validates msg and returns the message to write (without its app).
@@ -178,179 +229,76 @@ func encodePayload(p any) (json.RawMessage, error) {
 	return slices.Clone(json.RawMessage(raw)), nil
 }
 
-// sendIn writes m for app inside tx, with its jobs (admitted: see writeMessage).
-func (c *Client) sendIn(ctx context.Context, tx Tx, app string, m *Message, admitted *bool) (*SendResult, error) {
-	w := newSendWrite(tx)
-	res, err := c.writeMessage(ctx, w, app, m, admitted)
+// GetMessage returns a message of an application by id or event id.
+func (c *Client) GetMessage(ctx context.Context, app, msg string) (*Message, error) {
+	a, err := c.GetApplication(ctx, app)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.finishSends(ctx, w); err != nil {
+	m, err := c.store.GetMessage(ctx, a.ID, msg)
+	if err != nil {
+		return nil, fmt.Errorf("hookd: get message %q: %w", msg, err)
+	}
+	return m, nil
+}
+
+// GetMessages returns the messages of an application with ids (message ids, not event ids) that
+// exist, by id. On a store that reads them in one statement (both of this module's do) it is one
+// read; otherwise one GetMessage a message.
+func (c *Client) GetMessages(ctx context.Context, app string, ids []string) (map[string]Message, error) {
+	a, err := c.GetApplication(ctx, app)
+	if err != nil {
 		return nil, err
 	}
-	return res, nil
-}
-
-// sendWrite is what the sends of one transaction write together: each application and its
-// enabled endpoints are read once, and the deliveries and jobs of every message are inserted at
-// the end in one statement each (finishSends).
-type sendWrite struct {
-	tx         Tx
-	apps       map[string]*Application // by the id or uid the sends named
-	endpoints  map[string][]Endpoint   // enabled endpoints by application id
-	deliveries []Delivery
-	jobs       []Job
-}
-
-func newSendWrite(tx Tx) *sendWrite {
-	return &sendWrite{tx: tx, apps: map[string]*Application{}, endpoints: map[string][]Endpoint{}}
-}
-
-// finishSends inserts the deliveries of w's messages and enqueues their jobs.
-func (c *Client) finishSends(ctx context.Context, w *sendWrite) error {
-	if len(w.deliveries) > 0 {
-		if err := w.tx.InsertDeliveries(ctx, w.deliveries); err != nil {
-			return fmt.Errorf("hookd: send: %w", err)
+	if br, ok := c.store.(MessageBatchReader); ok {
+		out, err := br.GetMessagesByID(ctx, a.ID, ids)
+		if err != nil {
+			return nil, fmt.Errorf("hookd: get messages: %w", err)
 		}
+		return out, nil
 	}
-	return c.enqueue(ctx, w.tx, w.jobs)
-}
-
-// enqueue inserts the jobs of sends in tx.
-func (c *Client) enqueue(ctx context.Context, tx Tx, jobs []Job) error {
-	if len(jobs) == 0 {
-		return nil
-	}
-	if err := c.queue.EnqueueTx(ctx, tx, jobs); err != nil {
-		return fmt.Errorf("hookd: send: enqueue: %w", err)
-	}
-	return nil
-}
-
-// writeMessage writes m for app in w's transaction and adds its deliveries and their jobs to w,
-// for finishSends to insert with those of the other sends. Unless *admitted, the message first
-// takes its place in the application's message rate (a *RateLimitError, before any write, when
-// there is none), and *admitted is set.
-func (c *Client) writeMessage(ctx context.Context, w *sendWrite, app string, m *Message, admitted *bool) (*SendResult, error) {
-	a := w.apps[app]
-	if a == nil {
-		var err error
-		if a, err = w.tx.GetApplication(ctx, app); err != nil {
-			return nil, fmt.Errorf("hookd: send to application %q: %w", app, err)
+	out := make(map[string]Message)
+	for _, id := range ids {
+		if _, ok := out[id]; ok {
+			continue // several deliveries of one message
 		}
-		w.apps[app] = a
-	}
-	if !*admitted {
-		if err := c.rates.take(a.ID); err != nil {
-			return nil, fmt.Errorf("hookd: send to application %q: %w", app, err)
-		}
-		*admitted = true
-	}
-	m.AppID = a.ID
-	existing, inserted, err := w.tx.InsertMessage(ctx, m)
-	if err != nil {
-		return nil, fmt.Errorf("hookd: send: %w", err)
-	}
-	if !inserted {
-		return &SendResult{Message: existing, Duplicate: true}, nil
-	}
-	eps, ok := w.endpoints[a.ID]
-	if !ok {
-		if eps, err = w.tx.EnabledEndpoints(ctx, a.ID); err != nil {
-			return nil, fmt.Errorf("hookd: send: %w", err)
-		}
-		w.endpoints[a.ID] = eps
-	}
-	n := 0
-	for i := range eps {
-		if !matches(&eps[i], m.EventType, m.Channels) {
+		m, err := c.store.GetMessage(ctx, a.ID, id)
+		switch {
+		case errors.Is(err, ErrNotFound):
 			continue
+		case err != nil:
+			return nil, fmt.Errorf("hookd: get message %q: %w", id, err)
 		}
-		d := Delivery{
-			ID: newID(prefixDelivery), MessageID: m.ID, EndpointID: eps[i].ID, AppID: a.ID,
-			Status: DeliveryPending, NextAttemptAt: &m.CreatedAt, CreatedAt: m.CreatedAt, UpdatedAt: m.CreatedAt,
+		if m.ID == id { // not a message whose event id is id
+			out[id] = *m
 		}
-		w.deliveries = append(w.deliveries, d)
-		w.jobs = append(w.jobs, Job{DeliveryID: d.ID, Attempt: 1, Trigger: TriggerScheduled})
-		n++
 	}
-	return &SendResult{Message: m, Deliveries: n}, nil
+	return out, nil
 }
 
-// matches reports whether an enabled endpoint takes a message, as Svix filters: the endpoint's
-// event types list the message's (or the endpoint lists none), and when the endpoint names
-// channels, the message names one of them.
-func matches(ep *Endpoint, eventType string, channels []string) bool {
-	if len(ep.EventTypes) > 0 && !slices.Contains(ep.EventTypes, eventType) {
-		return false
+// ListMessages lists an application's messages, newest first. f.AppID is set from app.
+func (c *Client) ListMessages(ctx context.Context, app string, f MessageFilter) (*Page[Message], error) {
+	a, err := c.GetApplication(ctx, app)
+	if err != nil {
+		return nil, err
 	}
-	if len(ep.Channels) > 0 {
-		for _, ch := range channels {
-			if slices.Contains(ep.Channels, ch) {
-				return true
-			}
-		}
-		return false
-	}
-	return true
+	f.AppID = a.ID
+	return c.store.ListMessages(ctx, f)
 }
 
-// Bounds of free text and metadata.
-const (
-	maxMetadata         = 64   // entries
-	maxMetadataKeyLen   = 256  // bytes
-	maxMetadataValueLen = 4096 // bytes
-)
-
-// checkText accepts UTF-8 text of at most max bytes without NUL characters: free text such as a
-// description, where newlines and tabs are fine. (PostgreSQL's text cannot hold NUL, so refusing
-// it here keeps every store alike.)
-func checkText(field, s string, max int) error {
-	switch {
-	case len(s) > max:
-		return invalid(field, fmt.Sprintf("is %d bytes, at most %d", len(s), max))
-	case !utf8.ValidString(s):
-		return invalid(field, "is not valid UTF-8")
-	case strings.IndexByte(s, 0) >= 0:
-		return invalid(field, "contains a NUL character (U+0000)")
-	}
-	return nil
-}
-
-// checkMetadata accepts at most maxMetadata entries of non-empty keys and values that pass
-// checkText.
-func checkMetadata(m map[string]string) error {
-	if len(m) > maxMetadata {
-		return invalid("metadata", fmt.Sprintf("has %d entries, at most %d", len(m), maxMetadata))
-	}
-	for k, v := range m {
-		if k == "" {
-			return invalid("metadata", "has an empty key")
+// ExpungeMessageContent deletes the payload of a message of an application (by id or event id),
+// as Svix's expunge content does: the message then reads back with a nil Payload and should not be
+// resent.
+func (c *Client) ExpungeMessageContent(ctx context.Context, app, msg string) error {
+	err := c.inApp(ctx, app, func(tx Tx, a *Application) error {
+		m, err := tx.GetMessage(ctx, a.ID, msg)
+		if err != nil {
+			return err
 		}
-		if err := checkText("metadata", k, maxMetadataKeyLen); err != nil {
-			return fmt.Errorf("key %q: %w", k, err)
-		}
-		if err := checkText("metadata", v, maxMetadataValueLen); err != nil {
-			return fmt.Errorf("value of %q: %w", k, err)
-		}
-	}
-	return nil
-}
-
-// checkName accepts non-empty printable text of at most max bytes.
-func checkName(field, s string, max int) error {
-	switch {
-	case s == "":
-		return invalid(field, "is required")
-	case len(s) > max:
-		return invalid(field, fmt.Sprintf("is %d bytes, at most %d", len(s), max))
-	case !utf8.ValidString(s):
-		return invalid(field, "is not valid UTF-8")
-	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return invalid(field, fmt.Sprintf("contains the unprintable character %U", r))
-		}
+		return tx.ExpungeMessagePayload(ctx, m.ID)
+	})
+	if err != nil {
+		return fmt.Errorf("hookd: expunge content of message %q: %w", msg, err)
 	}
 	return nil
 }

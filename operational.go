@@ -128,3 +128,31 @@ func operationalPayload(ev OperationalEvent) map[string]any {
 func (c *Client) endpointOp(typ string, ep *Endpoint, reason string) OperationalEvent {
 	return OperationalEvent{ID: newID(prefixEvent), Type: typ, AppID: ep.AppID, EndpointID: ep.ID, Reason: reason, At: c.now()}
 }
+
+// OperationalEvent is something an operator is told about (as Svix's operational webhooks):
+// an endpoint disabled, a delivery exhausted.
+type OperationalEvent struct {
+	ID         string // "evt_..."
+	Type       string // "endpoint.disabled", "message.attempt.exhausted", ...
+	AppID      string
+	EndpointID string
+	MessageID  string
+	Reason     string
+	At         time.Time
+}
+
+// Operational event types.
+const (
+	OpEndpointDisabled        = "endpoint.disabled"
+	OpMessageAttemptExhausted = "message.attempt.exhausted"
+	OpMessageAttemptFailing   = "message.attempt.failing"
+	OpMessageAttemptRecovered = "message.attempt.recovered"
+	OpEndpointCreated         = "endpoint.created"
+	OpEndpointUpdated         = "endpoint.updated"
+	OpEndpointDeleted         = "endpoint.deleted"
+)
+
+// ListOperationalEvents lists operational events, oldest first.
+func (c *Client) ListOperationalEvents(ctx context.Context, opts ListOptions) (*Page[OperationalEvent], error) {
+	return c.store.ListOperationalEvents(ctx, opts)
+}
