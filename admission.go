@@ -23,11 +23,10 @@ type admission struct {
 
 // isolation are the limits admit applies.
 type isolation struct {
-	maxInFlight      int // < 0: no cap
-	circuitThreshold int // < 0: no circuit breaker
-	rate             int // messages per second; 0: none
-	timeout          time.Duration
-	manual           bool // a manual attempt: an operator's explicit act goes through an open circuit
+	maxInFlight int // < 0: no cap
+	rate        int // messages per second; 0: none
+	timeout     time.Duration
+	manual      bool // a manual attempt: an operator's explicit act goes through an open circuit
 }
 
 // admit asks the endpoint's state whether the attempt may start. Refused by the cap of a fast
@@ -62,7 +61,7 @@ func (c *Client) admit(ctx context.Context, ep *Endpoint, now time.Time, manual 
 
 // limits returns the isolation limits of an endpoint.
 func (c *Client) limits(ep *Endpoint) isolation {
-	lim := isolation{maxInFlight: c.cfg.MaxInFlightPerEndpoint, circuitThreshold: c.cfg.CircuitThreshold, rate: ep.RateLimit, timeout: c.cfg.Delivery.Timeout}
+	lim := isolation{maxInFlight: c.cfg.MaxInFlightPerEndpoint, rate: ep.RateLimit, timeout: c.cfg.Delivery.Timeout}
 	if ep.MaxInFlight > 0 {
 		lim.maxInFlight = ep.MaxInFlight
 	}
@@ -84,20 +83,21 @@ func (s *endpointStates) admit(id string, lim isolation, now time.Time, jitter f
 	if woken != nil {
 		st.woken--
 	}
-	adm := st.admit(lim, now, jitter, woken != nil)
+	adm := st.admit(lim, s.circuit.threshold >= 0, now, jitter, woken != nil)
 	if adm.wait > 0 || adm.notSent != "" {
 		st.wakeFree() // a slot this attempt leaves goes to the next in line
 	}
 	return adm
 }
 
-func (st *endpointState) admit(lim isolation, now time.Time, jitter float64, woken bool) admission {
+// admit is endpointStates.admit for one endpoint's state; breaker says the circuit breaker is on.
+func (st *endpointState) admit(lim isolation, breaker bool, now time.Time, jitter float64, woken bool) admission {
 	spread := func(d time.Duration) time.Duration { return d + time.Duration(float64(d)*0.25*jitter) }
 	if now.Before(st.throttledUntil) {
 		return admission{wait: spread(st.throttledUntil.Sub(now)), reason: "endpoint throttled"}
 	}
 	probe := false
-	if lim.circuitThreshold >= 0 && !st.openUntil.IsZero() && !lim.manual {
+	if breaker && !st.openUntil.IsZero() && !lim.manual {
 		switch {
 		case now.Before(st.openUntil):
 			return admission{notSent: errCircuitOpen.Error()}

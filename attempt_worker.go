@@ -53,7 +53,8 @@ func (c *Client) workJob(ctx context.Context, job Job) error {
 
 	adm, now := c.admit(ctx, ep, now, manual)
 	if adm.notSent != "" {
-		return c.finish(ctx, job, d, m, ep, adm, now, &delivery.Result{Outcome: delivery.Failure, Err: errCircuitOpen})
+		return c.recordAttempt(ctx, madeAttempt{job: job, d: d, m: m, ep: ep, adm: adm, at: now,
+			res: &delivery.Result{Outcome: delivery.Failure, Err: errCircuitOpen}})
 	}
 	if adm.wait > 0 {
 		return Snooze(adm.wait, adm.reason)
@@ -69,7 +70,7 @@ func (c *Client) workJob(ctx context.Context, job Job) error {
 		c.states.abandon(ep.ID, now, adm.probe)
 		return ctx.Err()
 	}
-	return c.finish(ctx, job, d, m, ep, adm, now, res)
+	return c.recordAttempt(ctx, madeAttempt{job: job, d: d, m: m, ep: ep, adm: adm, at: now, res: res})
 }
 
 // loadWork reads a delivery with its message, through the coalescing loader when the store has one.
@@ -120,12 +121,23 @@ func (c *Client) cancelDelivery(ctx context.Context, d *Delivery, reason string,
 	})
 }
 
-// finish records the attempt and decides what follows, in one transaction: the attempt row, the
-// delivery's state, the endpoint's health, the next job, and any operational event.
-//
-// adm is the admission the attempt had; one that was not sent (adm.notSent) is recorded as a failed
-// attempt but leaves the endpoint's state alone, since nothing was in flight.
-func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, ep *Endpoint, adm admission, at time.Time, res *delivery.Result) error {
+// madeAttempt is an attempt a worker made, or recorded without sending, and what came of it.
+type madeAttempt struct {
+	job Job
+	d   *Delivery
+	m   *Message
+	ep  *Endpoint
+	// adm is the admission the attempt had; one that was not sent (adm.notSent) is recorded as a
+	// failed attempt but leaves the endpoint's state alone, since nothing was in flight.
+	adm admission
+	at  time.Time // when the attempt was admitted
+	res *delivery.Result
+}
+
+// recordAttempt records the attempt and decides what follows, in one transaction: the attempt
+// row, the delivery's state, the endpoint's health, the next job, and any operational event.
+func (c *Client) recordAttempt(ctx context.Context, t madeAttempt) error {
+	job, d, m, ep, adm, at, res := t.job, t.d, t.m, t.ep, t.adm, t.at, t.res
 	now := c.now()
 	a := Attempt{
 		ID: newID(prefixAttempt), DeliveryID: d.ID, MessageID: m.ID, EndpointID: ep.ID, AppID: d.AppID,
@@ -193,9 +205,8 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 	err := c.rec.write(ctx, w)
 	change, cooldown := circuitKept, time.Duration(0)
 	if adm.notSent == "" {
-		change, cooldown = c.states.release(ep.ID, outcome{
+		change, cooldown = c.states.release(ep.ID, attemptEnd{
 			started: at, success: a.Success, dur: res.Duration, throttle: throttle, probe: adm.probe,
-			threshold: c.cfg.CircuitThreshold, cooldown: c.cfg.CircuitCooldown, maxCool: c.cfg.CircuitMaxCooldown,
 		}, now)
 	}
 	if disable != "" {

@@ -69,7 +69,7 @@ func NewClient(store Store, cfg *Config) (*Client, error) {
 		queue:  q,
 		cfg:    c,
 		http:   delivery.New(c.Delivery),
-		states: newEndpointStates(),
+		states: newEndpointStates(circuitConfig{threshold: c.CircuitThreshold, cooldown: c.CircuitCooldown, maxCooldown: c.CircuitMaxCooldown}),
 		box:    box,
 		active: newLimiters(c.Workers, c.ActiveWorkers, isInProcess(store)),
 		rates:  newAppRates(c.MessageRatePerApp, c.MessageBurstPerApp, c.Now),

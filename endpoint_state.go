@@ -9,8 +9,18 @@ import (
 // configuration and keys, attempts in flight, the circuit breaker, throttling and the rate limit.
 // It is the one place isolation is decided.
 type endpointStates struct {
+	circuit circuitConfig // set once, at NewClient
+
 	mu sync.Mutex
 	m  map[string]*endpointState
+}
+
+// circuitConfig is how the circuit breaker opens and pauses (Config.CircuitThreshold,
+// CircuitCooldown, CircuitMaxCooldown).
+type circuitConfig struct {
+	threshold   int           // consecutive failures that open the circuit; < 0: no circuit breaker
+	cooldown    time.Duration // the first pause of an open circuit
+	maxCooldown time.Duration // the longest pause, which failed probes double towards
 }
 
 // endpointTTL is how long a cached endpoint is trusted before it is read again; changes made
@@ -39,8 +49,8 @@ type endpointState struct {
 	tokensAt time.Time
 }
 
-func newEndpointStates() *endpointStates {
-	return &endpointStates{m: map[string]*endpointState{}}
+func newEndpointStates(circuit circuitConfig) *endpointStates {
+	return &endpointStates{circuit: circuit, m: map[string]*endpointState{}}
 }
 
 // cached returns the endpoint and its keys when they were loaded within the TTL.
@@ -83,16 +93,13 @@ func (s *endpointStates) state(id string) *endpointState {
 	return st
 }
 
-// outcome is what an attempt tells the endpoint's state.
-type outcome struct {
-	success   bool
-	started   time.Time // when the attempt was admitted
-	dur       time.Duration
-	throttle  time.Duration // > 0: no attempt to the endpoint for this long
-	probe     bool
-	threshold int // circuit threshold (< 0: off)
-	cooldown  time.Duration
-	maxCool   time.Duration
+// attemptEnd is what an attempt tells the endpoint's state.
+type attemptEnd struct {
+	success  bool
+	started  time.Time // when the attempt was admitted
+	dur      time.Duration
+	throttle time.Duration // > 0: no attempt to the endpoint for this long
+	probe    bool
 }
 
 // circuitChange is what an attempt's end did to the endpoint's circuit.
@@ -106,7 +113,7 @@ const (
 
 // release ends an admitted attempt and updates the circuit breaker and throttling. It reports
 // whether the circuit opened or closed, and the cooldown of an opened one.
-func (s *endpointStates) release(id string, o outcome, now time.Time) (circuitChange, time.Duration) {
+func (s *endpointStates) release(id string, o attemptEnd, now time.Time) (circuitChange, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.state(id)
@@ -131,15 +138,15 @@ func (s *endpointStates) release(id string, o outcome, now time.Time) (circuitCh
 		return change, 0
 	}
 	st.failures++
-	if o.threshold < 0 {
+	if s.circuit.threshold < 0 {
 		return circuitKept, 0
 	}
 	switch {
 	case o.probe:
-		st.cooldown = min(st.cooldown*2, o.maxCool)
+		st.cooldown = min(st.cooldown*2, s.circuit.maxCooldown)
 		st.openUntil = now.Add(st.cooldown)
-	case st.openUntil.IsZero() && st.failures >= o.threshold:
-		st.cooldown = o.cooldown
+	case st.openUntil.IsZero() && st.failures >= s.circuit.threshold:
+		st.cooldown = s.circuit.cooldown
 		st.openUntil = now.Add(st.cooldown)
 		return circuitOpened, st.cooldown
 	}

@@ -64,7 +64,7 @@ func (c *Client) Send(ctx context.Context, app string, msg *MessageIn) (*SendRes
 	if err != nil {
 		return nil, err
 	}
-	return c.sendBatched(ctx, app, m)
+	return c.joinSendBatch(ctx, app, m)
 }
 
 // SendTx is Send inside the caller's own transaction (a *sql.Tx from the store's database, or
@@ -81,7 +81,7 @@ func (c *Client) SendTx(ctx context.Context, tx any, app string, msg *MessageIn)
 		return nil, fmt.Errorf("hookd: SendTx: %w", err)
 	}
 	var admitted bool
-	return c.sendIn(ctx, t, app, m, &admitted)
+	return c.sendInTx(ctx, t, app, m, &admitted)
 }
 
 // SendToEndpoint writes a message for the application and one delivery of it to one endpoint

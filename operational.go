@@ -105,7 +105,7 @@ func (c *Client) emitOps(ctx context.Context, tx Tx, evs []OperationalEvent) err
 		}
 		m := &Message{ID: newID(prefixMessage), EventID: ev.ID, EventType: ev.Type, Payload: payload, CreatedAt: c.now()}
 		exempt := true // the operator's own events are outside the tenants' message rate
-		if _, err := c.sendIn(ctx, tx, opsApp, m, &exempt); err != nil {
+		if _, err := c.sendInTx(ctx, tx, opsApp, m, &exempt); err != nil {
 			return fmt.Errorf("send operational webhook %s: %w", ev.Type, err)
 		}
 	}

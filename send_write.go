@@ -5,23 +5,23 @@ import (
 	"fmt"
 )
 
-// sendIn writes m for app inside tx, with its jobs (admitted: see writeMessage).
-func (c *Client) sendIn(ctx context.Context, tx Tx, app string, m *Message, admitted *bool) (*SendResult, error) {
-	w := newSendWrite(tx)
-	res, err := c.writeMessage(ctx, w, app, m, admitted)
+// sendInTx writes m for app inside tx, alone: staged, then flushed (admitted: see stageMessage).
+func (c *Client) sendInTx(ctx context.Context, tx Tx, app string, m *Message, admitted *bool) (*SendResult, error) {
+	w := newStagedSends(tx)
+	res, err := c.stageMessage(ctx, w, app, m, admitted)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.finishSends(ctx, w); err != nil {
+	if err := c.flushSends(ctx, w); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-// sendWrite is what the sends of one transaction write together: each application and its
-// enabled endpoints are read once, and the deliveries and jobs of every message are inserted at
-// the end in one statement each (finishSends).
-type sendWrite struct {
+// stagedSends is what the sends of one transaction write together: each application and its
+// enabled endpoints are read once, and the deliveries and jobs of every message staged are
+// inserted at the end in one statement each (flushSends).
+type stagedSends struct {
 	tx         Tx
 	apps       map[string]*Application // by the id or uid the sends named
 	endpoints  map[string][]Endpoint   // enabled endpoints by application id
@@ -29,15 +29,15 @@ type sendWrite struct {
 	jobs       []Job
 }
 
-func newSendWrite(tx Tx) *sendWrite {
-	return &sendWrite{tx: tx, apps: map[string]*Application{}, endpoints: map[string][]Endpoint{}}
+func newStagedSends(tx Tx) *stagedSends {
+	return &stagedSends{tx: tx, apps: map[string]*Application{}, endpoints: map[string][]Endpoint{}}
 }
 
-// writeMessage writes m for app in w's transaction and adds its deliveries and their jobs to w,
-// for finishSends to insert with those of the other sends. Unless *admitted, the message first
+// stageMessage writes m for app in w's transaction and adds its deliveries and their jobs to w,
+// for flushSends to insert with those of the other sends. Unless *admitted, the message first
 // takes its place in the application's message rate (a *RateLimitError, before any write, when
 // there is none), and *admitted is set.
-func (c *Client) writeMessage(ctx context.Context, w *sendWrite, app string, m *Message, admitted *bool) (*SendResult, error) {
+func (c *Client) stageMessage(ctx context.Context, w *stagedSends, app string, m *Message, admitted *bool) (*SendResult, error) {
 	a := w.apps[app]
 	if a == nil {
 		var err error
@@ -83,22 +83,17 @@ func (c *Client) writeMessage(ctx context.Context, w *sendWrite, app string, m *
 	return &SendResult{Message: m, Deliveries: n}, nil
 }
 
-// finishSends inserts the deliveries of w's messages and enqueues their jobs.
-func (c *Client) finishSends(ctx context.Context, w *sendWrite) error {
+// flushSends inserts the deliveries staged in w and enqueues their jobs.
+func (c *Client) flushSends(ctx context.Context, w *stagedSends) error {
 	if len(w.deliveries) > 0 {
 		if err := w.tx.InsertDeliveries(ctx, w.deliveries); err != nil {
 			return fmt.Errorf("hookd: send: %w", err)
 		}
 	}
-	return c.enqueue(ctx, w.tx, w.jobs)
-}
-
-// enqueue inserts the jobs of sends in tx.
-func (c *Client) enqueue(ctx context.Context, tx Tx, jobs []Job) error {
-	if len(jobs) == 0 {
+	if len(w.jobs) == 0 {
 		return nil
 	}
-	if err := c.queue.EnqueueTx(ctx, tx, jobs); err != nil {
+	if err := c.queue.EnqueueTx(ctx, w.tx, w.jobs); err != nil {
 		return fmt.Errorf("hookd: send: enqueue: %w", err)
 	}
 	return nil
