@@ -158,10 +158,10 @@ type slotWaiter struct {
 }
 
 // capWait is how long a job refused by the cap of a fast endpoint waits in its worker for a slot
-// before it is snoozed. A snooze costs the queue a write, a fetch and the delivery's load; with
-// more workers than the endpoints' caps add up to (100 against 10 endpoints of 8 in B1), 40% of
-// the jobs on PostgreSQL were snoozes. An endpoint whose attempts take longer (a slow or hanging
-// one) never holds a worker this way.
+// before it is snoozed. A snooze costs the queue a write, a fetch and the delivery's load: when
+// the workers outnumber the slots the endpoints' caps add up to, snoozing every refused job
+// would make snoozes a large share of the queue's work. An endpoint whose attempts take longer
+// (a slow or hanging one) never holds a worker this way.
 const capWait = minSlotWait
 
 // minSlotWait is the shortest snooze of a job refused by an endpoint's cap.
