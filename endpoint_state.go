@@ -7,7 +7,8 @@ import (
 
 // endpointStates holds what the workers of this process know of each endpoint: its cached
 // configuration and keys, attempts in flight, the circuit breaker, throttling and the rate limit.
-// It is the one place isolation is decided.
+// It is the one place isolation is decided: admit (admission.go) says whether an attempt may
+// start, release what its end changes.
 type endpointStates struct {
 	circuit circuitConfig // set once, at NewClient
 
