@@ -146,3 +146,10 @@ func (c *Client) AttemptsByEndpoint(ctx context.Context, app string, endpointIDs
 	}
 	return out, nil
 }
+
+// EndpointStats counts the attempts made to an endpoint in a window, by outcome, as Svix's
+// endpoint stats do.
+type EndpointStats struct {
+	Success int // attempts that succeeded
+	Fail    int // attempts that failed
+}
