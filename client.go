@@ -69,7 +69,7 @@ func NewClient(store Store, cfg *Config) (*Client, error) {
 		queue:  q,
 		cfg:    c,
 		http:   delivery.New(c.Delivery),
-		states: newEndpointStates(),
+		states: newEndpointStates(circuitConfig{threshold: c.CircuitThreshold, cooldown: c.CircuitCooldown, maxCooldown: c.CircuitMaxCooldown}),
 		box:    box,
 		active: newLimiters(c.Workers, c.ActiveWorkers, isInProcess(store)),
 		rates:  newAppRates(c.MessageRatePerApp, c.MessageBurstPerApp, c.Now),
@@ -159,3 +159,7 @@ func (c *Client) Stop(ctx context.Context) error {
 	}
 	return nil
 }
+
+// now is the time a row is stamped with, in UTC and to the microsecond, the precision every store
+// keeps: a value returned by a create or an update is the one a later read returns.
+func (c *Client) now() time.Time { return c.cfg.Now().UTC().Truncate(time.Microsecond) }

@@ -10,20 +10,19 @@ import (
 // A lane's Workers are how many attempts it may have in flight: sized for receivers far away,
 // whose attempts wait on the network and cost little CPU. Against receivers that answer in a
 // millisecond (on the same machine, or in a benchmark), every worker is busy on the CPU instead,
-// and 100 of them only queue for the cores and the database ahead of the goroutines that serve
-// sends: measured on B1 through the API, 20 workers delivered about as much as 100 while taking
-// about twice the sends per second.
+// and a hundred of them only queue for the cores and the database ahead of the goroutines that
+// serve sends, so fewer workers deliver as much while leaving the sends more room.
 //
 // So a job also takes one of the lane's active places (Config.ActiveWorkers) while it works, and
 // gives it back once it has run for slowJob: a job still running then is waiting on a slow
 // receiver, and waiting needs no place. Fast attempts are bounded by the CPU places; slow ones by
-// Workers alone, as before.
+// Workers alone.
 //
 // The places are for a store whose database runs in this process (SQLite: hookd.InProcessStore),
 // where a job's queries are this process's CPU too. With a database of its own (PostgreSQL) a job
-// mostly waits on it, and bounding the jobs that wait only shrinks the batches: measured on B1
-// with PostgreSQL, 4 places per CPU gave 1,097-1,160 deliveries/s and no bound 2,129-2,495, at
-// half the CPU per delivery. So by default only an in-process store gets them.
+// mostly waits on it, and bounding the jobs that wait only shrinks the batches the database
+// gets, which lowers throughput and costs more CPU per delivery. So by default only an
+// in-process store gets them. docs/benchmarks.md has the figures.
 const slowJob = 10 * time.Millisecond
 
 // jobLimiter bounds the jobs of one lane that are active at once.

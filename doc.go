@@ -23,6 +23,30 @@
 // SendTx runs inside the caller's own database transaction, so "order saved" and "webhook queued"
 // commit or roll back together.
 //
+// # Glossary
+//
+// The words below mean one thing each, in the code and in these docs.
+//
+//   - Message: one event sent to one application (Message), written once by Send with its
+//     deliveries and their jobs.
+//   - Delivery: one message on its way to one endpoint (Delivery): pending while attempts remain,
+//     then delivered, failed (the retry schedule ran out) or cancelled.
+//   - Attempt: one HTTP request of a delivery (Attempt), scheduled or manual (Resend, Recover),
+//     recorded with the delivery's new state in one transaction. A try that falls due while the
+//     endpoint's circuit is open is recorded as a failed attempt that was not sent.
+//   - Job: the queue's unit of work (Job): make attempt N of one delivery. A Queue carries jobs
+//     durably from Send to the workers; a job that runs twice makes one attempt.
+//   - Lane: the queue's three kinds of job, each with workers of its own (Config.Workers): first
+//     attempts, retries and manual attempts, so a backlog of retries never delays a first attempt.
+//   - Snooze: a job put back for a while without counting an attempt (Snooze): the endpoint is at
+//     its cap of attempts in flight, throttled, or waiting for its circuit's probe.
+//   - Active place: one of a lane's places a job holds while it is busy on the CPU
+//     (Config.ActiveWorkers); a job still running after a few milliseconds is waiting on a slow
+//     receiver and gives its place back.
+//   - Circuit: each process's breaker for each endpoint: Config.CircuitThreshold consecutive
+//     failures open it for Config.CircuitCooldown (doubling after each failed probe, up to
+//     Config.CircuitMaxCooldown); then one probe goes through, and its success closes it.
+//
 // # Delivery
 //
 // The worker follows one path for every delivery: skip what is no longer pending; cancel when the

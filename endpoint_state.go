@@ -1,17 +1,27 @@
 package hookd
 
 import (
-	"errors"
 	"sync"
 	"time"
 )
 
 // endpointStates holds what the workers of this process know of each endpoint: its cached
 // configuration and keys, attempts in flight, the circuit breaker, throttling and the rate limit.
-// It is the one place isolation is decided.
+// It is the one place isolation is decided: admit (admission.go) says whether an attempt may
+// start, release what its end changes.
 type endpointStates struct {
+	circuit circuitConfig // set once, at NewClient
+
 	mu sync.Mutex
 	m  map[string]*endpointState
+}
+
+// circuitConfig is how the circuit breaker opens and pauses (Config.CircuitThreshold,
+// CircuitCooldown, CircuitMaxCooldown).
+type circuitConfig struct {
+	threshold   int           // consecutive failures that open the circuit; < 0: no circuit breaker
+	cooldown    time.Duration // the first pause of an open circuit
+	maxCooldown time.Duration // the longest pause, which failed probes double towards
 }
 
 // endpointTTL is how long a cached endpoint is trusted before it is read again; changes made
@@ -40,8 +50,8 @@ type endpointState struct {
 	tokensAt time.Time
 }
 
-func newEndpointStates() *endpointStates {
-	return &endpointStates{m: map[string]*endpointState{}}
+func newEndpointStates(circuit circuitConfig) *endpointStates {
+	return &endpointStates{circuit: circuit, m: map[string]*endpointState{}}
 }
 
 // cached returns the endpoint and its keys when they were loaded within the TTL.
@@ -84,181 +94,13 @@ func (s *endpointStates) state(id string) *endpointState {
 	return st
 }
 
-// admission is the isolation verdict for one attempt.
-type admission struct {
-	wait   time.Duration // > 0: snooze this long
-	reason string
-	probe  bool // this attempt is the circuit's half-open probe
-	// notSent, when set, says the try is not made and is recorded as a failed attempt with this
-	// text: it fell due while the endpoint's circuit was open. The schedule moves on as after any
-	// failure, so a dead endpoint's backlog ends within its schedule rather than waiting behind
-	// probes, and each pending delivery's next attempt is the time its schedule says.
-	notSent string
-	// waiter, when the attempt was refused only by the cap of an endpoint whose attempts take
-	// less than capWait on average, is the attempt's place in the endpoint's line for a slot.
-	waiter *slotWaiter
-}
-
-// slotWaiter is a job waiting for a slot of a capped endpoint: ch is closed when a slot frees
-// and it is first in line.
-type slotWaiter struct {
-	ch chan struct{}
-}
-
-// capWait is how long a job refused by the cap of a fast endpoint waits in its worker for a slot
-// before it is snoozed. A snooze costs the queue a write, a fetch and the delivery's load; with
-// more workers than the endpoints' caps add up to (100 against 10 endpoints of 8 in B1), 40% of
-// the jobs on PostgreSQL were snoozes. An endpoint whose attempts take longer (a slow or hanging
-// one) never holds a worker this way.
-const capWait = minSlotWait
-
-// isolation are the limits admit applies.
-type isolation struct {
-	maxInFlight      int // < 0: no cap
-	circuitThreshold int // < 0: no circuit breaker
-	rate             int // messages per second; 0: none
-	timeout          time.Duration
-	manual           bool // a manual attempt: an operator's explicit act goes through an open circuit
-}
-
-// admit decides whether an attempt to the endpoint may start now. When it may, the attempt counts
-// as in flight until release. woken is the waiter of an attempt that waited in line for a slot and
-// was woken (nil for a first try).
-//
-// The line is first come, first served: a slot that frees wakes the first in line and is kept for
-// it, a first try does not overtake those in line, and a woken waiter refused again (another took
-// the slot meanwhile) goes back to the front.
-func (s *endpointStates) admit(id string, lim isolation, now time.Time, jitter float64, woken *slotWaiter) admission {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.state(id)
-	st.capacity = lim.maxInFlight
-	if woken != nil {
-		st.woken--
-	}
-	adm := st.admit(lim, now, jitter, woken != nil)
-	if adm.wait > 0 || adm.notSent != "" {
-		st.wakeFree() // a slot this attempt leaves goes to the next in line
-	}
-	return adm
-}
-
-func (st *endpointState) admit(lim isolation, now time.Time, jitter float64, woken bool) admission {
-	spread := func(d time.Duration) time.Duration { return d + time.Duration(float64(d)*0.25*jitter) }
-	if now.Before(st.throttledUntil) {
-		return admission{wait: spread(st.throttledUntil.Sub(now)), reason: "endpoint throttled"}
-	}
-	probe := false
-	if lim.circuitThreshold >= 0 && !st.openUntil.IsZero() && !lim.manual {
-		switch {
-		case now.Before(st.openUntil):
-			return admission{notSent: errCircuitOpen.Error()}
-		case st.probing:
-			// The probe ends within the attempt timeout: wait for its verdict, no longer.
-			return admission{wait: spread(probeWait(lim.timeout)), reason: "circuit half-open, waiting for its probe"}
-		}
-		probe = true
-	}
-	if lim.maxInFlight >= 0 && (st.free() <= 0 || (!woken && len(st.waiters) > 0)) {
-		adm := admission{wait: spread(st.slotWait(now, lim.timeout)), reason: "endpoint at its cap of attempts in flight"}
-		if st.avgDur > 0 && st.avgDur < capWait {
-			adm.waiter = &slotWaiter{ch: make(chan struct{})}
-			if woken {
-				st.waiters = append([]*slotWaiter{adm.waiter}, st.waiters...)
-			} else {
-				st.waiters = append(st.waiters, adm.waiter)
-			}
-		}
-		return adm
-	}
-	if lim.rate > 0 {
-		rate := float64(lim.rate)
-		if st.tokensAt.IsZero() {
-			st.tokens, st.tokensAt = rate, now
-		}
-		st.tokens = min(rate, st.tokens+now.Sub(st.tokensAt).Seconds()*rate)
-		st.tokensAt = now
-		if st.tokens < 1 {
-			wait := time.Duration((1 - st.tokens) / rate * float64(time.Second))
-			return admission{wait: spread(max(wait, time.Millisecond)), reason: "endpoint rate limit"}
-		}
-		st.tokens--
-	}
-	st.inFlight = append(st.inFlight, now)
-	if probe {
-		st.probing = true
-	}
-	return admission{probe: probe}
-}
-
-// errCircuitOpen is the error of a try recorded without being sent, its endpoint's circuit open.
-var errCircuitOpen = errors.New("circuit open: not sent")
-
-// probeWait is how long a try waits while the circuit's probe is in flight: the attempt timeout,
-// which the probe cannot outlast (a second when there is none).
-func probeWait(timeout time.Duration) time.Duration {
-	if timeout <= 0 {
-		return time.Second
-	}
-	return timeout
-}
-
-// free is the number of slots neither in flight nor kept for a woken waiter; negative capacity:
-// no cap.
-func (st *endpointState) free() int {
-	if st.capacity < 0 {
-		return 1 << 30
-	}
-	return st.capacity - len(st.inFlight) - st.woken
-}
-
-// wakeFree wakes as many in line as there are free slots.
-func (st *endpointState) wakeFree() {
-	for len(st.waiters) > 0 && st.free() > 0 {
-		close(st.waiters[0].ch)
-		st.waiters = st.waiters[1:]
-		st.woken++
-	}
-}
-
-// minSlotWait is the shortest snooze of a job refused by an endpoint's cap.
-const minSlotWait = 50 * time.Millisecond
-
-// slotWait estimates when the oldest attempt in flight ends, so that a job snoozed at the cap
-// comes back about when a slot frees: each snooze costs the queue a write and a fetch, and a
-// hanging endpoint's backlog must not spin. Before any attempt has ended, the estimate doubles
-// the oldest attempt's age, so waiters back off towards the timeout in a few steps.
-func (st *endpointState) slotWait(now time.Time, timeout time.Duration) time.Duration {
-	if len(st.inFlight) == 0 { // refused behind others in line, a slot about to be taken
-		return minSlotWait
-	}
-	oldest := st.inFlight[0]
-	for _, t := range st.inFlight[1:] {
-		if t.Before(oldest) {
-			oldest = t
-		}
-	}
-	age := now.Sub(oldest)
-	expect := st.avgDur
-	if expect == 0 {
-		expect = 2 * age
-	}
-	if timeout > 0 {
-		expect = min(expect, timeout)
-	}
-	return min(max(expect-age, minSlotWait), max(timeout, minSlotWait))
-}
-
-// outcome is what an attempt tells the endpoint's state.
-type outcome struct {
-	success   bool
-	started   time.Time // when the attempt was admitted
-	dur       time.Duration
-	throttle  time.Duration // > 0: no attempt to the endpoint for this long
-	probe     bool
-	threshold int // circuit threshold (< 0: off)
-	cooldown  time.Duration
-	maxCool   time.Duration
+// attemptEnd is what an attempt tells the endpoint's state.
+type attemptEnd struct {
+	success  bool
+	started  time.Time // when the attempt was admitted
+	dur      time.Duration
+	throttle time.Duration // > 0: no attempt to the endpoint for this long
+	probe    bool
 }
 
 // circuitChange is what an attempt's end did to the endpoint's circuit.
@@ -272,7 +114,7 @@ const (
 
 // release ends an admitted attempt and updates the circuit breaker and throttling. It reports
 // whether the circuit opened or closed, and the cooldown of an opened one.
-func (s *endpointStates) release(id string, o outcome, now time.Time) (circuitChange, time.Duration) {
+func (s *endpointStates) release(id string, o attemptEnd, now time.Time) (circuitChange, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.state(id)
@@ -297,15 +139,15 @@ func (s *endpointStates) release(id string, o outcome, now time.Time) (circuitCh
 		return change, 0
 	}
 	st.failures++
-	if o.threshold < 0 {
+	if s.circuit.threshold < 0 {
 		return circuitKept, 0
 	}
 	switch {
 	case o.probe:
-		st.cooldown = min(st.cooldown*2, o.maxCool)
+		st.cooldown = min(st.cooldown*2, s.circuit.maxCooldown)
 		st.openUntil = now.Add(st.cooldown)
-	case st.openUntil.IsZero() && st.failures >= o.threshold:
-		st.cooldown = o.cooldown
+	case st.openUntil.IsZero() && st.failures >= s.circuit.threshold:
+		st.cooldown = s.circuit.cooldown
 		st.openUntil = now.Add(st.cooldown)
 		return circuitOpened, st.cooldown
 	}
@@ -321,22 +163,6 @@ func (st *endpointState) end(started time.Time) {
 			break
 		}
 	}
-	st.wakeFree()
-}
-
-// leaveLine takes w out of the endpoint's line: it waited too long. When a freed slot had woken it
-// already, the slot goes to the next in line.
-func (s *endpointStates) leaveLine(id string, w *slotWaiter) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.state(id)
-	for i, x := range st.waiters {
-		if x == w {
-			st.waiters = append(st.waiters[:i], st.waiters[i+1:]...)
-			return
-		}
-	}
-	st.woken--
 	st.wakeFree()
 }
 

@@ -355,7 +355,8 @@ func TestConcurrentSendsOfOneEventID(t *testing.T) {
 	}
 }
 
-// Seed 003's two id bugs: a ':' in an id, and a '-' that made two pairs share a delivery id.
+// Ids may hold ':' and '-': an application uid with a ':', and uids with '-' whose pairs would
+// read alike if the delivery id joined them with it, each get their own deliveries.
 func TestIDsWithColonAndHyphen(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)

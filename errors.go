@@ -41,3 +41,10 @@ func (e *ValidationError) Unwrap() []error {
 }
 
 func invalid(field, reason string) error { return &ValidationError{Field: field, Reason: reason} }
+
+// ErrEndpointDisabled: a manual attempt was asked of a disabled endpoint.
+var ErrEndpointDisabled = errors.New("endpoint disabled")
+
+// ErrPayloadMissing: a manual attempt was asked of a message whose payload expired or was
+// expunged.
+var ErrPayloadMissing = errors.New("message payload missing (expired or expunged)")

@@ -11,6 +11,19 @@ import (
 // hold a secret (app-portal-access answers with a token), so with Config.MainKey the body and the
 // request's digest are stored sealed, with the response's key as additional data (secret_box.go).
 
+// IdempotentResponse is a response the server replays for a repeated Idempotency-Key.
+type IdempotentResponse struct {
+	Key    string // the caller's key, scoped by the server (e.g. token hash + method + path + key)
+	Status int
+	Body   []byte
+	// RequestHash is a digest of the request the response answered, to tell a retry of it from
+	// another request under the same key; nil: none was stored, and the response replays for any
+	// request under its key.
+	RequestHash []byte
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+}
+
 // IdempotentResponse returns the live response stored under key (see
 // Store.GetIdempotentResponse), its body and request hash opened. A response stored before the
 // main key was set reads as it is; a sealed one without the key, or with another, is ErrMainKey.

@@ -312,7 +312,7 @@ func arrivalSpan(reqs []hookdtest.Request) time.Duration {
 }
 
 // minRateSpan is the least arrival span of 10 messages at 5 per second. The token bucket of
-// endpoint_state.go starts full (5 tokens) at the first admission t0 and refills at 5 per second,
+// admission.go starts full (5 tokens) at the first admission t0 and refills at 5 per second,
 // capped at 5, so by t0+s at most 5 + 5s admissions happened: the 10th needs s >= 1 s. The first
 // request arrives at t0 plus the time to sign, dial and send it, so the span of arrivals is at
 // least 1 s minus that; 200 ms of slack covers it (it is a few ms).

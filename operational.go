@@ -105,7 +105,7 @@ func (c *Client) emitOps(ctx context.Context, tx Tx, evs []OperationalEvent) err
 		}
 		m := &Message{ID: newID(prefixMessage), EventID: ev.ID, EventType: ev.Type, Payload: payload, CreatedAt: c.now()}
 		exempt := true // the operator's own events are outside the tenants' message rate
-		if _, err := c.sendIn(ctx, tx, opsApp, m, &exempt); err != nil {
+		if _, err := c.sendInTx(ctx, tx, opsApp, m, &exempt); err != nil {
 			return fmt.Errorf("send operational webhook %s: %w", ev.Type, err)
 		}
 	}
@@ -127,4 +127,32 @@ func operationalPayload(ev OperationalEvent) map[string]any {
 // endpointOp is an operational event about an endpoint, caused by the operator.
 func (c *Client) endpointOp(typ string, ep *Endpoint, reason string) OperationalEvent {
 	return OperationalEvent{ID: newID(prefixEvent), Type: typ, AppID: ep.AppID, EndpointID: ep.ID, Reason: reason, At: c.now()}
+}
+
+// OperationalEvent is something an operator is told about (as Svix's operational webhooks):
+// an endpoint disabled, a delivery exhausted.
+type OperationalEvent struct {
+	ID         string // "evt_..."
+	Type       string // "endpoint.disabled", "message.attempt.exhausted", ...
+	AppID      string
+	EndpointID string
+	MessageID  string
+	Reason     string
+	At         time.Time
+}
+
+// Operational event types.
+const (
+	OpEndpointDisabled        = "endpoint.disabled"
+	OpMessageAttemptExhausted = "message.attempt.exhausted"
+	OpMessageAttemptFailing   = "message.attempt.failing"
+	OpMessageAttemptRecovered = "message.attempt.recovered"
+	OpEndpointCreated         = "endpoint.created"
+	OpEndpointUpdated         = "endpoint.updated"
+	OpEndpointDeleted         = "endpoint.deleted"
+)
+
+// ListOperationalEvents lists operational events, oldest first.
+func (c *Client) ListOperationalEvents(ctx context.Context, opts ListOptions) (*Page[OperationalEvent], error) {
+	return c.store.ListOperationalEvents(ctx, opts)
 }

@@ -2,6 +2,7 @@ package hookd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -88,4 +89,59 @@ func (c *Client) recoverPages(ctx context.Context, ep *Endpoint, since time.Time
 		}
 	}
 	return n, nil
+}
+
+// Resend makes one manual attempt of a message to an endpoint, whatever became of its delivery
+// (a delivery is created when the endpoint did not take the message before). It returns when the
+// attempt is queued.
+func (c *Client) Resend(ctx context.Context, app, msg, endpoint string) error {
+	err := c.inApp(ctx, app, func(tx Tx, a *Application) error {
+		m, err := tx.GetMessage(ctx, a.ID, msg)
+		if err != nil {
+			return err
+		}
+		if m.Payload == nil {
+			return ErrPayloadMissing
+		}
+		ep, err := tx.GetEndpoint(ctx, a.ID, endpoint)
+		if err != nil {
+			return err
+		}
+		if ep.Disabled {
+			return fmt.Errorf("%w: enable endpoint %s first", ErrEndpointDisabled, ep.ID)
+		}
+		d, err := tx.GetDeliveryFor(ctx, m.ID, ep.ID)
+		if errors.Is(err, ErrNotFound) {
+			now := c.now()
+			d = &Delivery{
+				ID: newID(prefixDelivery), MessageID: m.ID, EndpointID: ep.ID, AppID: a.ID,
+				Status: DeliveryFailed, CreatedAt: now, UpdatedAt: now,
+			}
+			err = tx.InsertDeliveries(ctx, []Delivery{*d})
+		}
+		if err != nil {
+			return err
+		}
+		return c.queue.EnqueueTx(ctx, tx, []Job{{DeliveryID: d.ID, Attempt: d.Attempts + 1, Trigger: TriggerManual}})
+	})
+	if err != nil {
+		return fmt.Errorf("hookd: resend %q to %q: %w", msg, endpoint, err)
+	}
+	return nil
+}
+
+// Recover makes a manual attempt of every failed delivery to an endpoint created at or after
+// since, at most MaxRecover of them, and returns how many it queued.
+func (c *Client) Recover(ctx context.Context, app, endpoint string, since time.Time) (int, error) {
+	return c.RecoverRange(ctx, app, endpoint, since, nil)
+}
+
+// RecoverRange is Recover for the failed deliveries created at or after since and, when until is
+// set, before until. It queues at most MaxRecover attempts, a page of deliveries a transaction.
+func (c *Client) RecoverRange(ctx context.Context, app, endpoint string, since time.Time, until *time.Time) (int, error) {
+	ep, err := c.recoverTarget(ctx, app, endpoint)
+	if err != nil {
+		return 0, err
+	}
+	return c.recoverPages(ctx, ep, since, until)
 }

@@ -6,6 +6,11 @@ import (
 	"sync"
 )
 
+// The steps of a Send: joinSendBatch waits in a batch or leads one; leadSendBatch takes the
+// batch and hands the lead on; commitSendBatch writes the batch in one transaction, each
+// message staged (stageMessage, send_write.go) and the deliveries and jobs of all flushed at the
+// end (flushSends).
+
 // sendBatcher commits concurrent Sends together: a caller that finds fewer than max batches
 // running leads one, writing its own Send and every Send waiting by then in one transaction, and
 // when done hands the lead to the first caller that arrived meanwhile. Under load this turns many
@@ -15,7 +20,7 @@ import (
 // commit in parallel.
 type sendBatcher struct {
 	mu      sync.Mutex
-	pending []*sendItem // waiting for a batch to take them, or for the lead
+	pending []*pendingSend // waiting for a batch to take them, or for the lead
 	running int
 	max     int
 }
@@ -23,7 +28,8 @@ type sendBatcher struct {
 // sendBatchesApart is how many send transactions run at once on a database apart.
 const sendBatchesApart = 4
 
-type sendItem struct {
+// pendingSend is one Send in the batcher: waiting in a batch, leading one, or answered.
+type pendingSend struct {
 	app  string
 	msg  *Message
 	res  *SendResult
@@ -36,9 +42,10 @@ type sendItem struct {
 	admitted bool
 }
 
-// send writes msg for app, batched with concurrent sends.
-func (c *Client) sendBatched(ctx context.Context, app string, m *Message) (*SendResult, error) {
-	it := &sendItem{app: app, msg: m, done: make(chan struct{}), lead: make(chan struct{})}
+// joinSendBatch writes m for app in a batch with concurrent sends: it waits for a batch to
+// take it, or leads one.
+func (c *Client) joinSendBatch(ctx context.Context, app string, m *Message) (*SendResult, error) {
+	it := &pendingSend{app: app, msg: m, done: make(chan struct{}), lead: make(chan struct{})}
 	b := &c.sends
 	b.mu.Lock()
 	leader := b.running < max(b.max, 1)
@@ -55,20 +62,20 @@ func (c *Client) sendBatched(ctx context.Context, app string, m *Message) (*Send
 		case <-it.lead:
 		}
 	}
-	c.runSendBatch(context.WithoutCancel(ctx), it)
+	c.leadSendBatch(context.WithoutCancel(ctx), it)
 	<-it.done
 	return it.res, it.err
 }
 
-// runSendBatch writes first and every pending send, then passes the lead on (or ends the run).
-func (c *Client) runSendBatch(ctx context.Context, first *sendItem) {
+// leadSendBatch commits first and every pending send, then passes the lead on (or ends the run).
+func (c *Client) leadSendBatch(ctx context.Context, first *pendingSend) {
 	b := &c.sends
 	b.mu.Lock()
-	batch := append([]*sendItem{first}, b.pending...)
+	batch := append([]*pendingSend{first}, b.pending...)
 	b.pending = nil
 	b.mu.Unlock()
 
-	c.writeSends(ctx, batch)
+	c.commitSendBatch(ctx, batch)
 
 	b.mu.Lock()
 	if len(b.pending) > 0 {
@@ -81,15 +88,15 @@ func (c *Client) runSendBatch(ctx context.Context, first *sendItem) {
 	b.mu.Unlock()
 }
 
-// writeSends writes a batch in one transaction, its jobs in one insert; when it fails, each send is written alone so that
-// one bad send (an unknown application) fails only itself.
-func (c *Client) writeSends(ctx context.Context, batch []*sendItem) {
+// commitSendBatch writes a batch in one transaction, its jobs in one insert; when it fails, each
+// send is written alone so that one bad send (an unknown application) fails only itself.
+func (c *Client) commitSendBatch(ctx context.Context, batch []*pendingSend) {
 	if len(batch) > 1 {
 		res := make([]*SendResult, len(batch))
 		err := c.store.InTx(ctx, func(tx Tx) error {
-			w := newSendWrite(tx)
+			w := newStagedSends(tx)
 			for i, it := range batch {
-				r, err := c.writeMessage(ctx, w, it.app, it.msg, &it.admitted)
+				r, err := c.stageMessage(ctx, w, it.app, it.msg, &it.admitted)
 				if errors.Is(err, ErrRateLimited) {
 					it.err = err // refused before any write: the others go on
 					continue
@@ -99,7 +106,7 @@ func (c *Client) writeSends(ctx context.Context, batch []*sendItem) {
 				}
 				res[i] = r
 			}
-			return c.finishSends(ctx, w)
+			return c.flushSends(ctx, w)
 		})
 		if err == nil {
 			for i, it := range batch {
@@ -116,7 +123,7 @@ func (c *Client) writeSends(ctx context.Context, batch []*sendItem) {
 		}
 		it.err = c.store.InTx(ctx, func(tx Tx) error {
 			var err error
-			it.res, err = c.sendIn(ctx, tx, it.app, it.msg, &it.admitted)
+			it.res, err = c.sendInTx(ctx, tx, it.app, it.msg, &it.admitted)
 			return err
 		})
 		if it.err != nil {

@@ -36,47 +36,15 @@ package bus
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/internal/sqlcodec"
 )
-
-// Event is a domain event to publish.
-type Event struct {
-	// Name is the event's internal name, e.g. "tenancy.invitation.created".
-	Name string
-	// AggregateID names what the event is about (an invitation's id); optional.
-	AggregateID string
-	// Payload is marshalled to JSON at Publish.
-	Payload any
-	// OccurredAt defaults to the bus's clock at Publish.
-	OccurredAt time.Time
-}
-
-// Delivery is an event as a handler gets it.
-type Delivery struct {
-	ID          string
-	Name        string
-	AggregateID string
-	// Payload is the JSON marshalled at Publish, byte for byte.
-	Payload    json.RawMessage
-	OccurredAt time.Time
-	// Attempt counts this event's attempts, from 1.
-	Attempt int
-}
-
-// Handler handles one event. It must be idempotent: it may run more than once for one event.
-type Handler func(ctx context.Context, d *Delivery) error
 
 // Config configures a Bus. A nil *Config means every default.
 type Config struct {
@@ -84,7 +52,7 @@ type Config struct {
 	Logger *slog.Logger
 	// OnError is called after each failed attempt of an event (dead is true when it was the last):
 	// the hook that pages someone. It must not block.
-	OnError func(d *Delivery, err error, dead bool)
+	OnError func(d *Dispatch, err error, dead bool)
 	// Now is the bus's clock: occurrence times, and when retries are due. Default: time.Now.
 	Now func() time.Time
 	// Backoff is the wait after the n-th failed attempt, n from 1; the last entry repeats.
@@ -167,11 +135,6 @@ type Bus struct {
 	kick     chan struct{}
 }
 
-type namedHandler struct {
-	name string
-	h    Handler
-}
-
 // New returns a bus on out: a hookd store (sqlite.Store or postgres.Store). Publish works at once;
 // events are dispatched after Start.
 func New(out Outbox, cfg *Config) (*Bus, error) {
@@ -185,68 +148,6 @@ func New(out Outbox, cfg *Config) (*Bus, error) {
 	b := &Bus{out: out, cfg: c, handlers: map[string][]namedHandler{}, kick: make(chan struct{}, 1)}
 	b.watch = newWatcher(b)
 	return b, nil
-}
-
-// Subscribe adds handler h for the events named name. An event's handlers run one after another,
-// in the order they were added; errors name a handler by that order ("handler 2 of
-// tenancy.invitation.created").
-func (b *Bus) Subscribe(name string, h Handler) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	label := fmt.Sprintf("handler %d of %s", len(b.handlers[name])+1, name)
-	b.handlers[name] = append(b.handlers[name], namedHandler{name: label, h: h})
-}
-
-// maxPayload bounds one event's payload.
-const maxPayload = 1 << 20
-
-// Publish writes events to the outbox in tx, the caller's transaction: a *sql.Tx on the store's
-// database (on PostgreSQL through pgx's database/sql driver), a pgx.Tx on PostgreSQL, or a
-// hookd.Tx of the store. Nothing is dispatched unless tx commits. An event that cannot be
-// written (a payload that is not JSON, a name that is empty) fails Publish before anything is
-// written.
-func (b *Bus) Publish(ctx context.Context, tx any, events ...Event) error {
-	if len(events) == 0 {
-		return nil
-	}
-	now := b.cfg.Now().UTC()
-	recs := make([]Record, len(events))
-	for i, e := range events {
-		if e.Name == "" {
-			return fmt.Errorf("bus: publish: event %d: %w", i, &hookd.ValidationError{Field: "Name", Reason: "is empty; name the event, e.g. tenancy.invitation.created"})
-		}
-		payload, err := json.Marshal(e.Payload)
-		if err != nil {
-			return fmt.Errorf("bus: publish %s: %w", e.Name, &hookd.ValidationError{Field: "Payload", Reason: "does not marshal to JSON: " + err.Error()})
-		}
-		if len(payload) > maxPayload {
-			return fmt.Errorf("bus: publish %s: %w", e.Name, &hookd.ValidationError{Field: "Payload", Reason: fmt.Sprintf("is %d bytes as JSON, at most %d", len(payload), maxPayload)})
-		}
-		occurred := e.OccurredAt
-		if occurred.IsZero() {
-			occurred = now
-		}
-		recs[i] = Record{ID: newEventID(), Name: e.Name, AggregateID: e.AggregateID, Payload: payload,
-			OccurredAt: occurred.UTC(), Status: StatusPending, NextAttempt: now, CreatedAt: now, UpdatedAt: now}
-	}
-	if err := b.out.InsertEvents(ctx, tx, recs); err != nil {
-		return fmt.Errorf("bus: publish: %w", err)
-	}
-	ids := make([]string, len(recs))
-	for i, r := range recs {
-		ids[i] = r.ID
-	}
-	if ac, ok := tx.(hookd.AfterCommitter); ok && ac.AfterCommit(func() { b.watch.committed(ids) }) {
-		return nil
-	}
-	b.watch.add(ids)
-	return nil
-}
-
-func newEventID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return "evt_" + hex.EncodeToString(b[:])
 }
 
 // Start begins dispatching: due events at once, then those published afterwards, and every poll
@@ -293,153 +194,4 @@ func (b *Bus) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("bus: stop: %w", ctx.Err())
 	}
-}
-
-// Poll dispatches the events due now, as the poll does every interval, and returns once they are
-// settled. Tests with an injected clock call it after moving the clock.
-func (b *Bus) Poll(ctx context.Context) error {
-	for {
-		due, err := b.out.DueEvents(ctx, b.cfg.Now(), pollBatch)
-		if err != nil {
-			return fmt.Errorf("bus: poll: %w", err)
-		}
-		var wg sync.WaitGroup
-		for _, r := range due {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				b.dispatch(ctx, r)
-			}()
-		}
-		wg.Wait()
-		if len(due) < pollBatch {
-			return nil
-		}
-	}
-}
-
-// pollBatch bounds the events one poll dispatches at once.
-const pollBatch = 100
-
-func (b *Bus) pollLoop(ctx context.Context) {
-	t := time.NewTicker(b.cfg.PollInterval)
-	defer t.Stop()
-	for {
-		if err := b.Poll(ctx); err != nil && ctx.Err() == nil {
-			b.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "hookd bus: poll failed", slog.String("error", err.Error()))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-b.kick:
-		}
-	}
-}
-
-// Failed returns up to limit dead-lettered events, in id order after the id after ("": from the
-// first).
-func (b *Bus) Failed(ctx context.Context, after string, limit int) ([]Record, error) {
-	if limit <= 0 || limit > 1000 {
-		return nil, fmt.Errorf("bus: failed: %w", &hookd.ValidationError{Field: "limit", Reason: fmt.Sprintf("is %d; use 1 to 1000", limit)})
-	}
-	out, err := b.out.ListEvents(ctx, StatusFailed, after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("bus: failed: %w", err)
-	}
-	return out, nil
-}
-
-// Redrive makes a dead-lettered event pending again, with its attempts counted from zero, and
-// dispatches it at the next poll. An id that names no failed event is hookd.ErrNotFound.
-func (b *Bus) Redrive(ctx context.Context, id string) error {
-	if err := b.out.RedriveEvent(ctx, id, b.cfg.Now()); err != nil {
-		return fmt.Errorf("bus: %w", err)
-	}
-	select {
-	case b.kick <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-// dispatch claims the next attempt of r and runs its handlers, then settles the attempt. It
-// returns quietly when another process took the attempt.
-func (b *Bus) dispatch(ctx context.Context, r Record) {
-	now := b.cfg.Now()
-	claimed, err := b.out.ClaimEvent(ctx, r.ID, r.Attempts, now.Add(b.cfg.HandlerTimeout+leaseGrace), now)
-	if err != nil {
-		if ctx.Err() == nil {
-			b.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "hookd bus: claim failed", slog.String("event", r.ID), slog.String("error", err.Error()))
-		}
-		return
-	}
-	if !claimed {
-		return
-	}
-	d := &Delivery{ID: r.ID, Name: r.Name, AggregateID: r.AggregateID, Payload: json.RawMessage(r.Payload), OccurredAt: r.OccurredAt, Attempt: r.Attempts + 1}
-	herr := b.run(ctx, d)
-	if ctx.Err() != nil && herr != nil {
-		return // stopped: the claim runs out and the attempt is made again
-	}
-	st := Settlement{ID: r.ID, Attempts: d.Attempt, At: b.cfg.Now()}
-	switch {
-	case herr == nil:
-		st.Done = true
-	case d.Attempt >= b.cfg.MaxAttempts:
-		st.Status, st.NextAttempt, st.LastError = StatusFailed, st.At, sqlcodec.Text(herr.Error(), 2000)
-	default:
-		st.Status, st.NextAttempt, st.LastError = StatusPending, st.At.Add(b.backoff(d.Attempt)), sqlcodec.Text(herr.Error(), 2000)
-	}
-	if herr != nil {
-		dead := st.Status == StatusFailed
-		level, msg := slog.LevelWarn, "hookd bus: event failed; retrying"
-		if dead {
-			level, msg = slog.LevelError, "hookd bus: event failed every attempt; dead-lettered"
-		}
-		b.cfg.Logger.LogAttrs(ctx, level, msg, slog.String("event", d.ID), slog.String("name", d.Name),
-			slog.Int("attempt", d.Attempt), slog.String("error", herr.Error()))
-		if b.cfg.OnError != nil {
-			b.cfg.OnError(d, herr, dead)
-		}
-	}
-	if err := b.out.SettleEvent(context.WithoutCancel(ctx), st); err != nil {
-		b.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "hookd bus: recording an attempt failed; it is made again when its claim runs out",
-			slog.String("event", d.ID), slog.String("error", err.Error()))
-	}
-}
-
-// leaseGrace is added to HandlerTimeout to make a claim's lease.
-const leaseGrace = 30 * time.Second
-
-// backoff is the wait after the n-th failed attempt.
-func (b *Bus) backoff(n int) time.Duration {
-	s := b.cfg.Backoff
-	return s[min(n, len(s))-1]
-}
-
-// run runs every handler of d's name, each to the end, and returns their errors joined.
-func (b *Bus) run(ctx context.Context, d *Delivery) error {
-	b.mu.RLock()
-	hs := b.handlers[d.Name]
-	b.mu.RUnlock()
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.HandlerTimeout)
-	defer cancel()
-	var errs []error
-	for _, h := range hs {
-		if err := call(ctx, h.h, d); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", h.name, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// call runs h, turning a panic into an error.
-func call(ctx context.Context, h Handler, d *Delivery) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
-		}
-	}()
-	return h(ctx, d)
 }

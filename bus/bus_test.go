@@ -95,14 +95,14 @@ func (c *clock) Add(d time.Duration) {
 // calls records a handler's calls.
 type calls struct {
 	mu   sync.Mutex
-	all  []*bus.Delivery
+	all  []*bus.Dispatch
 	at   []time.Time
 	seen chan struct{}
 }
 
 func newCalls() *calls { return &calls{seen: make(chan struct{}, 10_000)} }
 
-func (c *calls) record(d *bus.Delivery, at time.Time) int {
+func (c *calls) record(d *bus.Dispatch, at time.Time) int {
 	c.mu.Lock()
 	c.all = append(c.all, d)
 	c.at = append(c.at, at)
@@ -160,7 +160,7 @@ func TestPublishCommitsWithTheTransaction(t *testing.T) {
 			ctx := context.Background()
 			c := newCalls()
 			b := newBus(t, be.store, &bus.Config{PollInterval: time.Hour})
-			b.Subscribe("tenancy.invitation.created", func(ctx context.Context, d *bus.Delivery) error {
+			b.Subscribe("tenancy.invitation.created", func(ctx context.Context, d *bus.Dispatch) error {
 				c.record(d, time.Now())
 				return nil
 			})
@@ -212,12 +212,12 @@ func TestRetriesOnSchedule(t *testing.T) {
 			var errs []string
 			var mu sync.Mutex
 			b := newBus(t, be.store, &bus.Config{Now: clk.Now, PollInterval: time.Hour,
-				OnError: func(d *bus.Delivery, err error, dead bool) {
+				OnError: func(d *bus.Dispatch, err error, dead bool) {
 					mu.Lock()
 					errs = append(errs, fmt.Sprintf("attempt %d dead=%v: %v", d.Attempt, dead, err))
 					mu.Unlock()
 				}})
-			b.Subscribe("billing.subscription.updated", func(ctx context.Context, d *bus.Delivery) error {
+			b.Subscribe("billing.subscription.updated", func(ctx context.Context, d *bus.Dispatch) error {
 				if n := c.record(d, clk.Now()); n <= 2 {
 					return fmt.Errorf("receiver down (%d)", n)
 				}
@@ -295,13 +295,13 @@ func TestDeadLetterAndRedrive(t *testing.T) {
 			c := newCalls()
 			dead := 0
 			b := newBus(t, be.store, &bus.Config{Now: clk.Now, PollInterval: time.Hour,
-				OnError: func(d *bus.Delivery, err error, isDead bool) {
+				OnError: func(d *bus.Dispatch, err error, isDead bool) {
 					if isDead {
 						dead++
 					}
 				}})
 			fail := true
-			b.Subscribe("tenancy.membership.added", func(ctx context.Context, d *bus.Delivery) error {
+			b.Subscribe("tenancy.membership.added", func(ctx context.Context, d *bus.Dispatch) error {
 				c.record(d, clk.Now())
 				if fail {
 					return errors.New("handler broken")
@@ -366,7 +366,7 @@ func TestTwoBusesNeverRunOneAttemptTwice(t *testing.T) {
 				other = be.second(t)
 			}
 			c := newCalls()
-			handler := func(ctx context.Context, d *bus.Delivery) error {
+			handler := func(ctx context.Context, d *bus.Dispatch) error {
 				c.record(d, time.Now())
 				time.Sleep(time.Millisecond)
 				return nil
@@ -426,7 +426,7 @@ func TestPayloadIsJSONFromTheFirstDispatch(t *testing.T) {
 			clk := &clock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 			c := newCalls()
 			b := newBus(t, be.store, &bus.Config{Now: clk.Now, PollInterval: time.Hour})
-			b.Subscribe("tenancy.invitation.created", func(ctx context.Context, d *bus.Delivery) error {
+			b.Subscribe("tenancy.invitation.created", func(ctx context.Context, d *bus.Dispatch) error {
 				if c.record(d, clk.Now()) == 1 {
 					return errors.New("first attempt fails")
 				}

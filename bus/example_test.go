@@ -46,7 +46,7 @@ func ExampleBus_Publish() {
 	}
 	var runs atomic.Int32
 	handled := make(chan struct{}, 1)
-	b.Subscribe("tenancy.invitation.created", func(ctx context.Context, d *bus.Delivery) error {
+	b.Subscribe("tenancy.invitation.created", func(ctx context.Context, d *bus.Dispatch) error {
 		runs.Add(1)
 		var p invitationCreated
 		if err := json.Unmarshal(d.Payload, &p); err != nil {

@@ -47,7 +47,7 @@ func SubscribeWebhooks(b *Bus, c *hookd.Client, m EventMap) {
 		if !ok {
 			continue
 		}
-		b.Subscribe(internal, func(ctx context.Context, d *Delivery) error {
+		b.Subscribe(internal, func(ctx context.Context, d *Dispatch) error {
 			return fanOut(ctx, b.cfg.Logger, c, public, d)
 		})
 	}
@@ -71,7 +71,7 @@ func Organization(payload json.RawMessage) string {
 	return ""
 }
 
-func fanOut(ctx context.Context, log *slog.Logger, c *hookd.Client, public string, d *Delivery) error {
+func fanOut(ctx context.Context, log *slog.Logger, c *hookd.Client, public string, d *Dispatch) error {
 	org := Organization(d.Payload)
 	if org == "" {
 		return nil // not scoped to an organization: no customer to notify

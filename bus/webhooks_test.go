@@ -164,7 +164,7 @@ func TestWebhookFanoutOnceAcrossRetries(t *testing.T) {
 	f := newFanout(t)
 	f.customer(t, "org_acme", "/acme", hookd.SchemeStandard)
 	var failed atomic.Bool
-	f.bus.Subscribe("tenancy.invitation.created", func(ctx context.Context, d *bus.Delivery) error {
+	f.bus.Subscribe("tenancy.invitation.created", func(ctx context.Context, d *bus.Dispatch) error {
 		if failed.CompareAndSwap(false, true) {
 			return context.DeadlineExceeded
 		}
@@ -196,7 +196,8 @@ func TestWebhookFanoutOnceAcrossRetries(t *testing.T) {
 	}
 }
 
-// An endpoint with the envelope scheme gets seed 000's envelope with the Stripe-shaped headers.
+// An endpoint with the envelope scheme gets the envelope {"id", "type", "occurredAt", "data"},
+// the event's id its id and the public type its type, with the Stripe-shaped headers.
 func TestWebhookEnvelopeScheme(t *testing.T) {
 	f := newFanout(t)
 	secret := f.customer(t, "org_acme", "/env", hookd.SchemeEnvelope)

@@ -25,7 +25,7 @@ func deadLetter(t *testing.T) (path, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Subscribe("tenancy.invitation.created", func(context.Context, *bus.Delivery) error {
+	b.Subscribe("tenancy.invitation.created", func(context.Context, *bus.Dispatch) error {
 		return errors.New("mailer down\nsecond line")
 	})
 	tx, err := s.DB().BeginTx(ctx, nil)

@@ -119,7 +119,7 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	})
 	// The app's own subscriber, after the webhook fan-out: tells us the event was dispatched.
 	userDone := make(chan struct{}, 1)
-	b.Subscribe("iam.user.registered", func(ctx context.Context, d *bus.Delivery) error {
+	b.Subscribe("iam.user.registered", func(ctx context.Context, d *bus.Dispatch) error {
 		if bus.Organization(d.Payload) == "" {
 			fmt.Fprintf(out, "bus: %s names no organization: skipped, no webhook sent\n", d.Name)
 		}

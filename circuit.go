@@ -1,6 +1,9 @@
 package hookd
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // CircuitState is what this process's workers know of an endpoint's circuit breaker, in the terms
 // a dashboard shows it: paused after Failures consecutive failures, tried again at Until.
@@ -26,6 +29,31 @@ func (c *Client) Circuit(endpointID string) CircuitState {
 		return CircuitState{}
 	}
 	return CircuitState{Open: true, Failures: st.failures, Until: st.openUntil}
+}
+
+// CircuitOpen reports whether this process's circuit breaker holds back the attempts to the
+// endpoint with id endpointID (each process keeps its own).
+func (c *Client) CircuitOpen(endpointID string) bool {
+	return c.states.circuitOpen(endpointID, c.now())
+}
+
+// OpenCircuits returns the ids of the endpoints whose circuit breaker in this process holds back
+// their attempts now, sorted; each process keeps its own circuits. An endpoint whose cool-down
+// has passed counts as open while its half-open probe is in flight, and as closed before the
+// probe is made, as CircuitOpen does.
+func (c *Client) OpenCircuits() []string {
+	now := c.now()
+	s := c.states
+	s.mu.Lock()
+	var ids []string
+	for id, st := range s.m {
+		if !st.openUntil.IsZero() && (now.Before(st.openUntil) || st.probing) {
+			ids = append(ids, id)
+		}
+	}
+	s.mu.Unlock()
+	slices.Sort(ids)
+	return ids
 }
 
 // NotSent reports whether the attempt was recorded without being sent: it fell due while its

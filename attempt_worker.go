@@ -2,10 +2,8 @@ package hookd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -55,7 +53,8 @@ func (c *Client) workJob(ctx context.Context, job Job) error {
 
 	adm, now := c.admit(ctx, ep, now, manual)
 	if adm.notSent != "" {
-		return c.finish(ctx, job, d, m, ep, adm, now, &delivery.Result{Outcome: delivery.Failure, Err: errCircuitOpen})
+		return c.recordAttempt(ctx, madeAttempt{job: job, d: d, m: m, ep: ep, adm: adm, at: now,
+			res: &delivery.Result{Outcome: delivery.Failure, Err: errCircuitOpen}})
 	}
 	if adm.wait > 0 {
 		return Snooze(adm.wait, adm.reason)
@@ -71,7 +70,7 @@ func (c *Client) workJob(ctx context.Context, job Job) error {
 		c.states.abandon(ep.ID, now, adm.probe)
 		return ctx.Err()
 	}
-	return c.finish(ctx, job, d, m, ep, adm, now, res)
+	return c.recordAttempt(ctx, madeAttempt{job: job, d: d, m: m, ep: ep, adm: adm, at: now, res: res})
 }
 
 // loadWork reads a delivery with its message, through the coalescing loader when the store has one.
@@ -80,45 +79,6 @@ func (c *Client) loadWork(ctx context.Context, deliveryID string) (*Delivery, *M
 		return c.loader.load(ctx, deliveryID)
 	}
 	return c.store.LoadWork(ctx, deliveryID)
-}
-
-// admit asks the endpoint's state whether the attempt may start. Refused by the cap of a fast
-// endpoint, it waits up to capWait for a slot to free (see capWait). It returns the verdict and
-// the time it was given.
-func (c *Client) admit(ctx context.Context, ep *Endpoint, now time.Time, manual bool) (admission, time.Time) {
-	lim := c.limits(ep)
-	lim.manual = manual
-	adm := c.states.admit(ep.ID, lim, now, c.cfg.Rand(), nil)
-	if adm.waiter == nil {
-		return adm, now
-	}
-	deadline := time.NewTimer(capWait)
-	defer deadline.Stop()
-	for adm.waiter != nil {
-		select {
-		case <-adm.waiter.ch:
-		case <-deadline.C:
-			c.states.leaveLine(ep.ID, adm.waiter)
-			adm.waiter = nil
-			return adm, now
-		case <-ctx.Done():
-			c.states.leaveLine(ep.ID, adm.waiter)
-			adm.waiter = nil
-			return adm, now
-		}
-		now = c.now()
-		adm = c.states.admit(ep.ID, lim, now, c.cfg.Rand(), adm.waiter)
-	}
-	return adm, now
-}
-
-// limits returns the isolation limits of an endpoint.
-func (c *Client) limits(ep *Endpoint) isolation {
-	lim := isolation{maxInFlight: c.cfg.MaxInFlightPerEndpoint, circuitThreshold: c.cfg.CircuitThreshold, rate: ep.RateLimit, timeout: c.cfg.Delivery.Timeout}
-	if ep.MaxInFlight > 0 {
-		lim.maxInFlight = ep.MaxInFlight
-	}
-	return lim
 }
 
 // endpoint returns the endpoint and its keys, from the cache when fresh.
@@ -161,70 +121,23 @@ func (c *Client) cancelDelivery(ctx context.Context, d *Delivery, reason string,
 	})
 }
 
-// buildRequest signs the message for the endpoint with every active key of its scheme.
-func (c *Client) buildRequest(ep *Endpoint, keys []SigningKey, m *Message, now time.Time) (*delivery.Request, error) {
-	var secrets []string
-	for _, k := range keys {
-		if k.ExpiresAt == nil || k.ExpiresAt.After(now) {
-			secrets = append(secrets, k.Secret)
-		}
-	}
-	if len(secrets) == 0 {
-		return nil, errors.New("endpoint has no active signing key")
-	}
-	h := make(http.Header, len(ep.Headers)+7)
-	for k, v := range ep.Headers {
-		h.Set(k, v)
-	}
-	body := []byte(m.Payload)
-	switch ep.Scheme {
-	case SchemeStripe, SchemeEnvelope:
-		if ep.Scheme == SchemeEnvelope {
-			var err error
-			if body, err = envelope(m); err != nil {
-				return nil, err
-			}
-		}
-		s, err := c.sign.stripeSigner(secrets)
-		if err != nil {
-			return nil, fmt.Errorf("signing key: %w", err)
-		}
-		for k, v := range s.Headers(m.EventType, now, body) {
-			h[k] = v
-		}
-	default:
-		s, err := c.sign.webhook(secrets)
-		if err != nil {
-			return nil, fmt.Errorf("signing key: %w", err)
-		}
-		if err := setStandardHeaders(h, s, c.cfg.SignatureHeaders.flavors(ep.Scheme), m.ID, now, body); err != nil {
-			return nil, err
-		}
-	}
-	h.Set("Content-Type", "application/json")
-	return &delivery.Request{URL: ep.URL, Header: h, Body: body}, nil
+// madeAttempt is an attempt a worker made, or recorded without sending, and what came of it.
+type madeAttempt struct {
+	job Job
+	d   *Delivery
+	m   *Message
+	ep  *Endpoint
+	// adm is the admission the attempt had; one that was not sent (adm.notSent) is recorded as a
+	// failed attempt but leaves the endpoint's state alone, since nothing was in flight.
+	adm admission
+	at  time.Time // when the attempt was admitted
+	res *delivery.Result
 }
 
-// envelope is the body of SchemeEnvelope for m: {"id", "type", "occurredAt", "data"}.
-func envelope(m *Message) ([]byte, error) {
-	id := m.EventID
-	if id == "" {
-		id = m.ID
-	}
-	return json.Marshal(struct {
-		ID         string          `json:"id"`
-		Type       string          `json:"type"`
-		OccurredAt string          `json:"occurredAt"`
-		Data       json.RawMessage `json:"data"`
-	}{id, m.EventType, m.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"), json.RawMessage(m.Payload)})
-}
-
-// finish records the attempt and decides what follows, in one transaction: the attempt row, the
-// delivery's state, the endpoint's health, the next job, and any operational event.
-//
-// adm is the admission the attempt had; one that was not sent (adm.notSent) is recorded as a failed
-// attempt but leaves the endpoint's state alone, since nothing was in flight.
-func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, ep *Endpoint, adm admission, at time.Time, res *delivery.Result) error {
+// recordAttempt records the attempt and decides what follows, in one transaction: the attempt
+// row, the delivery's state, the endpoint's health, the next job, and any operational event.
+func (c *Client) recordAttempt(ctx context.Context, t madeAttempt) error {
+	job, d, m, ep, adm, at, res := t.job, t.d, t.m, t.ep, t.adm, t.at, t.res
 	now := c.now()
 	a := Attempt{
 		ID: newID(prefixAttempt), DeliveryID: d.ID, MessageID: m.ID, EndpointID: ep.ID, AppID: d.AppID,
@@ -292,9 +205,8 @@ func (c *Client) finish(ctx context.Context, job Job, d *Delivery, m *Message, e
 	err := c.rec.write(ctx, w)
 	change, cooldown := circuitKept, time.Duration(0)
 	if adm.notSent == "" {
-		change, cooldown = c.states.release(ep.ID, outcome{
+		change, cooldown = c.states.release(ep.ID, attemptEnd{
 			started: at, success: a.Success, dur: res.Duration, throttle: throttle, probe: adm.probe,
-			threshold: c.cfg.CircuitThreshold, cooldown: c.cfg.CircuitCooldown, maxCool: c.cfg.CircuitMaxCooldown,
 		}, now)
 	}
 	if disable != "" {
@@ -319,40 +231,4 @@ const failingAfter = 4
 
 func (c *Client) opEvent(typ string, d *Delivery, reason string) OperationalEvent {
 	return OperationalEvent{ID: newID(prefixEvent), Type: typ, AppID: d.AppID, EndpointID: d.EndpointID, MessageID: d.MessageID, Reason: reason, At: c.now()}
-}
-
-// now is the time a row is stamped with, in UTC and to the microsecond, the precision every store
-// keeps: a value returned by a create or an update is the one a later read returns.
-func (c *Client) now() time.Time { return c.cfg.Now().UTC().Truncate(time.Microsecond) }
-
-// writeAttempts writes a batch's attempts in tx: every record in one RecordAttempts, then the
-// endpoints to disable, the operational events, and the next jobs in one insert.
-func (c *Client) writeAttempts(ctx context.Context, tx Tx, ws []*attemptWrite) error {
-	recs := make([]AttemptRecord, len(ws))
-	var ops []OperationalEvent
-	var jobs []Job
-	for i, w := range ws {
-		recs[i] = w.rec
-		ops = append(ops, w.ops...)
-		if w.next != nil {
-			jobs = append(jobs, *w.next)
-		}
-	}
-	if err := tx.RecordAttempts(ctx, recs); err != nil {
-		return err
-	}
-	for _, w := range ws {
-		if d := w.disable; d != nil {
-			if err := tx.SetEndpointDisabled(ctx, d.id, true, d.reason, d.at); err != nil {
-				return err
-			}
-		}
-	}
-	if err := c.emitOps(ctx, tx, ops); err != nil {
-		return err
-	}
-	if len(jobs) > 0 {
-		return c.queue.EnqueueTx(ctx, tx, jobs)
-	}
-	return nil
 }

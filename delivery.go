@@ -4,65 +4,81 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
-// What the HTTP API (package server) needs of messages and attempts beyond the rest of the Client.
+// DeliveryStatus is where a delivery stands.
+type DeliveryStatus string
 
-// ExpungeMessageContent deletes the payload of a message of an application (by id or event id),
-// as Svix's expunge content does: the message then reads back with a nil Payload and should not be
-// resent.
-func (c *Client) ExpungeMessageContent(ctx context.Context, app, msg string) error {
-	err := c.inApp(ctx, app, func(tx Tx, a *Application) error {
-		m, err := tx.GetMessage(ctx, a.ID, msg)
-		if err != nil {
-			return err
-		}
-		return tx.ExpungeMessagePayload(ctx, m.ID)
-	})
-	if err != nil {
-		return fmt.Errorf("hookd: expunge content of message %q: %w", msg, err)
-	}
-	return nil
+const (
+	DeliveryPending   DeliveryStatus = "pending"   // attempts remain
+	DeliveryDelivered DeliveryStatus = "delivered" // a 2xx arrived
+	DeliveryFailed    DeliveryStatus = "failed"    // the schedule ran out
+	DeliveryCancelled DeliveryStatus = "cancelled" // the endpoint was disabled, deleted, or answered 410
+)
+
+// Delivery is one message on its way to one endpoint.
+type Delivery struct {
+	ID            string // "dlv_..."
+	MessageID     string
+	EndpointID    string
+	AppID         string
+	Status        DeliveryStatus
+	Attempts      int        // scheduled attempts made; manual attempts are logged but not counted
+	NextAttemptAt *time.Time // when the next scheduled attempt is due; nil when none is
+	LastError     string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
-// GetAttempt returns an attempt of a message (by id or event id) of an application. An attempt of
-// another message is ErrNotFound.
-func (c *Client) GetAttempt(ctx context.Context, app, msg, attempt string) (*Attempt, error) {
-	m, err := c.GetMessage(ctx, app, msg)
+// ListDeliveries lists deliveries, oldest first. f.AppID is set from app.
+func (c *Client) ListDeliveries(ctx context.Context, app string, f DeliveryFilter) (*Page[Delivery], error) {
+	a, err := c.GetApplication(ctx, app)
 	if err != nil {
 		return nil, err
 	}
-	a, err := c.store.GetAttempt(ctx, attempt)
-	if err == nil && (a.MessageID != m.ID || a.AppID != m.AppID) {
-		err = ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("hookd: get attempt %q of message %q: %w", attempt, msg, err)
-	}
-	return a, nil
+	f.AppID = a.ID
+	return c.store.ListDeliveries(ctx, f)
 }
 
-// ExpungeAttemptContent replaces the response body captured by an attempt of a message (by id or
-// event id) of an application with ExpungedResponse. An attempt of another message is ErrNotFound.
-func (c *Client) ExpungeAttemptContent(ctx context.Context, app, msg, attempt string) error {
-	err := c.inApp(ctx, app, func(tx Tx, a *Application) error {
-		m, err := tx.GetMessage(ctx, a.ID, msg)
-		if err != nil {
-			return err
-		}
-		at, err := tx.GetAttempt(ctx, attempt)
-		if err != nil {
-			return err
-		}
-		if at.MessageID != m.ID || at.AppID != a.ID {
-			return ErrNotFound
-		}
-		return tx.ExpungeAttemptResponse(ctx, at.ID)
-	})
+// DeliveryCounts counts the deliveries of each message of ids (message ids) of an application by
+// status; a message without deliveries is left out. On a store that counts them in one
+// statement (both of this module's do) it is one read; otherwise a list a message.
+func (c *Client) DeliveryCounts(ctx context.Context, app string, ids []string) (map[string]DeliveryCounts, error) {
+	a, err := c.GetApplication(ctx, app)
 	if err != nil {
-		return fmt.Errorf("hookd: expunge content of attempt %q: %w", attempt, err)
+		return nil, err
 	}
-	return nil
+	if dc, ok := c.store.(DeliveryCounter); ok {
+		out, err := dc.DeliveryCountsByMessage(ctx, a.ID, ids)
+		if err != nil {
+			return nil, fmt.Errorf("hookd: count deliveries: %w", err)
+		}
+		return out, nil
+	}
+	out := make(map[string]DeliveryCounts)
+	for _, id := range ids {
+		if _, ok := out[id]; ok {
+			continue
+		}
+		f := DeliveryFilter{AppID: a.ID, MessageID: id, ListOptions: ListOptions{Limit: 250}} // 250: the longest page
+		for {
+			page, err := c.store.ListDeliveries(ctx, f)
+			if err != nil {
+				return nil, fmt.Errorf("hookd: count deliveries of %q: %w", id, err)
+			}
+			for _, d := range page.Data {
+				n := out[id]
+				n.Add(d.Status, 1)
+				out[id] = n
+			}
+			if page.Done || page.Iterator == "" {
+				break
+			}
+			f.Iterator = page.Iterator
+		}
+	}
+	return out, nil
 }
 
 // MessageDestination is one delivery of a message with the endpoint it goes to.
@@ -130,4 +146,12 @@ func (c *Client) ListEndpointMessages(ctx context.Context, app, endpoint string,
 		out.Data = append(out.Data, EndpointMessage{Delivery: d, Message: *m})
 	}
 	return out, nil
+}
+
+// PendingEndpoint is one endpoint's backlog: its deliveries still pending, for metrics.
+type PendingEndpoint struct {
+	EndpointID string
+	AppID      string
+	Pending    int       // deliveries pending, at least 1
+	Oldest     time.Time // CreatedAt of the oldest of them
 }

@@ -9,8 +9,8 @@ import (
 // served; a first try does not overtake those in line; a freed slot is kept for the one it woke;
 // one that leaves the line after being woken passes the slot on; a slow endpoint has no line.
 func TestSlotLine(t *testing.T) {
-	s := newEndpointStates()
-	lim := isolation{maxInFlight: 2, circuitThreshold: -1, timeout: time.Second}
+	s := newEndpointStates(circuitConfig{threshold: -1})
+	lim := isolation{maxInFlight: 2, timeout: time.Second}
 	now := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return now.Add(time.Duration(ms) * time.Millisecond) }
 	woken := func(w *slotWaiter) bool {
@@ -30,7 +30,7 @@ func TestSlotLine(t *testing.T) {
 	if r := s.admit("ep", lim, at(2), 0, nil); r.wait == 0 || r.waiter != nil {
 		t.Fatalf("at the cap with no attempt ended: %+v, want a snooze without a line", r)
 	}
-	s.release("ep", outcome{started: at(0), success: true, dur: 5 * time.Millisecond, threshold: -1}, at(5))
+	s.release("ep", attemptEnd{started: at(0), success: true, dur: 5 * time.Millisecond}, at(5))
 	a3 := s.admit("ep", lim, at(5), 0, nil)
 	if a3.wait != 0 {
 		t.Fatal("a freed slot was not taken")
@@ -42,7 +42,7 @@ func TestSlotLine(t *testing.T) {
 	if w1.waiter == nil || w2.waiter == nil {
 		t.Fatalf("refused at the cap of a fast endpoint without a place in line: %+v %+v", w1, w2)
 	}
-	s.release("ep", outcome{started: at(1), success: true, dur: 5 * time.Millisecond, threshold: -1}, at(8))
+	s.release("ep", attemptEnd{started: at(1), success: true, dur: 5 * time.Millisecond}, at(8))
 	if !woken(w1.waiter) || woken(w2.waiter) {
 		t.Fatal("a freed slot did not wake the first in line alone")
 	}
@@ -56,7 +56,7 @@ func TestSlotLine(t *testing.T) {
 		t.Fatalf("the woken job was refused its slot: %+v", r)
 	}
 	// The second leaves after being woken without taking its slot: the slot is not lost.
-	s.release("ep", outcome{started: at(5), success: true, dur: 5 * time.Millisecond, threshold: -1}, at(10))
+	s.release("ep", attemptEnd{started: at(5), success: true, dur: 5 * time.Millisecond}, at(10))
 	if !woken(w2.waiter) {
 		t.Fatal("the second in line was not woken")
 	}
@@ -73,10 +73,10 @@ func TestSlotLine(t *testing.T) {
 	}
 
 	// A slow endpoint: refused jobs snooze, no line.
-	slow := newEndpointStates()
+	slow := newEndpointStates(circuitConfig{threshold: -1})
 	slow.admit("slow", lim, at(0), 0, nil)
 	slow.admit("slow", lim, at(0), 0, nil)
-	slow.release("slow", outcome{started: at(0), success: true, dur: 2 * capWait, threshold: -1}, at(100))
+	slow.release("slow", attemptEnd{started: at(0), success: true, dur: 2 * capWait}, at(100))
 	slow.admit("slow", lim, at(100), 0, nil)
 	if r := slow.admit("slow", lim, at(101), 0, nil); r.wait == 0 || r.waiter != nil {
 		t.Fatalf("a slow endpoint at its cap: %+v, want a snooze without a line", r)

@@ -15,25 +15,6 @@ type Token struct {
 	FeatureFlags []string
 }
 
-// IdempotentResponse is a response the server replays for a repeated Idempotency-Key.
-type IdempotentResponse struct {
-	Key    string // the caller's key, scoped by the server (e.g. token hash + method + path + key)
-	Status int
-	Body   []byte
-	// RequestHash is a digest of the request the response answered, to tell a retry of it from
-	// another request under the same key; nil for a response stored before digests were kept.
-	RequestHash []byte
-	CreatedAt   time.Time
-	ExpiresAt   time.Time
-}
-
-// EndpointStats counts the attempts made to an endpoint in a window, by outcome, as Svix's
-// endpoint stats do.
-type EndpointStats struct {
-	Success int // attempts that succeeded
-	Fail    int // attempts that failed
-}
-
 // Session is a browser's sign-in to the dashboard or the portal, stored by the hash of its id
 // only (the id lives in the browser's cookie). It lasts until ExpiresAt, until it is ended, or
 // until the token it was opened with stops working, whichever comes first.

@@ -17,8 +17,8 @@ type recorder struct {
 	log   *slog.Logger
 	in    chan *recItem
 	done  chan struct{} // closed when run returns
-	// writeAttempts writes the attempt writes of a batch together (see Client.writeAttempts).
-	writeAttempts func(ctx context.Context, tx Tx, ws []*attemptWrite) error
+	// writeAttemptsFunc writes the attempt writes of a batch together: Client.writeAttempts.
+	writeAttemptsFunc func(ctx context.Context, tx Tx, ws []*attemptWrite) error
 }
 
 // recItem is one write: an attempt's (merged with the batch's other attempts into a few
@@ -44,7 +44,7 @@ type endpointDisable struct {
 }
 
 func newRecorder(store Store, log *slog.Logger, writeAttempts func(ctx context.Context, tx Tx, ws []*attemptWrite) error) *recorder {
-	return &recorder{store: store, log: log, in: make(chan *recItem, maxBatch), done: make(chan struct{}), writeAttempts: writeAttempts}
+	return &recorder{store: store, log: log, in: make(chan *recItem, maxBatch), done: make(chan struct{}), writeAttemptsFunc: writeAttempts}
 }
 
 // write records an attempt with the batch it joins, and returns once it is committed or failed.
@@ -125,7 +125,7 @@ func (r *recorder) flush(batch []*recItem) {
 		if len(ws) == 0 {
 			return nil
 		}
-		return r.writeAttempts(ctx, tx, ws)
+		return r.writeAttemptsFunc(ctx, tx, ws)
 	})
 	if err == nil || len(batch) == 1 {
 		for _, it := range batch {
@@ -139,4 +139,36 @@ func (r *recorder) flush(batch []*recItem) {
 	for _, it := range batch {
 		r.flush([]*recItem{it})
 	}
+}
+
+// writeAttempts writes a batch's attempts in tx: every record in one RecordAttempts, then the
+// endpoints to disable, the operational events, and the next jobs in one insert.
+func (c *Client) writeAttempts(ctx context.Context, tx Tx, ws []*attemptWrite) error {
+	recs := make([]AttemptRecord, len(ws))
+	var ops []OperationalEvent
+	var jobs []Job
+	for i, w := range ws {
+		recs[i] = w.rec
+		ops = append(ops, w.ops...)
+		if w.next != nil {
+			jobs = append(jobs, *w.next)
+		}
+	}
+	if err := tx.RecordAttempts(ctx, recs); err != nil {
+		return err
+	}
+	for _, w := range ws {
+		if d := w.disable; d != nil {
+			if err := tx.SetEndpointDisabled(ctx, d.id, true, d.reason, d.at); err != nil {
+				return err
+			}
+		}
+	}
+	if err := c.emitOps(ctx, tx, ops); err != nil {
+		return err
+	}
+	if len(jobs) > 0 {
+		return c.queue.EnqueueTx(ctx, tx, jobs)
+	}
+	return nil
 }
