@@ -6,42 +6,15 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const attemptCols = `a.id, a.delivery_id, a.message_id, a.endpoint_id, a.app_id, a.number, a.trigger_kind, a.url,
 	a.at, a.duration_us, a.status_code, a.success, a.error, a.response, a.request_headers, a.response_headers`
 
-func scanAttempt(r row) (hookd.Attempt, error) {
-	var (
-		a        hookd.Attempt
-		trigger  string
-		at       time.Time
-		dur      int64
-		response []byte
-		reqH     string
-		respH    string
-	)
-	if err := r.Scan(&a.ID, &a.DeliveryID, &a.MessageID, &a.EndpointID, &a.AppID, &a.Number, &trigger, &a.URL,
-		&at, &dur, &a.StatusCode, &a.Success, &a.Error, &response, &reqH, &respH); err != nil {
-		return a, err
-	}
-	var err error
-	if a.RequestHeaders, err = hookd.DecodeAttemptHeaders(reqH); err != nil {
-		return a, err
-	}
-	if a.ResponseHeaders, err = hookd.DecodeAttemptHeaders(respH); err != nil {
-		return a, err
-	}
-	a.Trigger = hookd.AttemptTrigger(trigger)
-	a.At = at.UTC()
-	a.Duration = time.Duration(dur) * time.Microsecond
-	a.Response = string(response)
-	return a, nil
-}
-
 // GetAttempt finds an attempt by id.
 func (q *queries) GetAttempt(ctx context.Context, id string) (*hookd.Attempt, error) {
-	a, err := scanAttempt(q.c.queryRow(ctx, `SELECT `+attemptCols+` FROM hookd_attempts a WHERE a.id = $1`, id))
+	a, err := dialect.ScanAttempt(q.c.queryRow(ctx, `SELECT `+attemptCols+` FROM hookd_attempts a WHERE a.id = $1`, id))
 	if err != nil {
 		return nil, fmt.Errorf("get attempt %s: %w", id, classify(err))
 	}
@@ -50,30 +23,31 @@ func (q *queries) GetAttempt(ctx context.Context, id string) (*hookd.Attempt, er
 
 // ListAttempts lists attempts newest first.
 func (q *queries) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hookd.Page[hookd.Attempt], error) {
-	l := &listQuery{cols: attemptCols, from: "hookd_attempts a", key: "a.id", newestFirst: true}
-	l.equal("a.delivery_id", f.DeliveryID)
-	l.equal("a.message_id", f.MessageID)
-	l.equal("a.endpoint_id", f.EndpointID)
-	l.equal("a.app_id", f.AppID)
+	l := sqlstore.NewList(dialect, attemptCols, "hookd_attempts a", "a.id")
+	l.NewestFirst = true
+	l.Equal("a.delivery_id", f.DeliveryID)
+	l.Equal("a.message_id", f.MessageID)
+	l.Equal("a.endpoint_id", f.EndpointID)
+	l.Equal("a.app_id", f.AppID)
 	if f.Success != nil {
-		l.filter("a.success = ?", *f.Success)
+		l.Filter("a.success = ?", *f.Success)
 	}
 	// The message's event type and channels are checked attempt by attempt, walking the attempts in
 	// order from the index of the filters above: fast unless few attempts match.
-	if types := unique(f.EventTypes); len(types) > 0 {
-		l.filter("EXISTS (SELECT 1 FROM hookd_messages m WHERE m.id = a.message_id AND m.event_type = ANY (?::text[]))", types)
+	if types := sqlstore.Unique(f.EventTypes); len(types) > 0 {
+		l.Filter("EXISTS (SELECT 1 FROM hookd_messages m WHERE m.id = a.message_id AND m.event_type = ANY (?::text[]))", types)
 	}
 	if f.Channel != "" {
-		l.filter(`EXISTS (SELECT 1 FROM hookd_message_channels c WHERE c.message_id = a.message_id AND c.channel = ?)`, f.Channel)
+		l.Filter(`EXISTS (SELECT 1 FROM hookd_message_channels c WHERE c.message_id = a.message_id AND c.channel = ?)`, f.Channel)
 	}
 	if f.After != nil {
-		l.fromTime = f.FromAfter && f.Before == nil // with both, Svix lists the window newest first
-		l.filter("a.at >= ?", *f.After)
+		l.FromTime = f.FromAfter && f.Before == nil // with both, Svix lists the window newest first
+		l.Filter("a.at >= ?", *f.After)
 	}
 	if f.Before != nil {
-		l.filter("a.at < ?", *f.Before)
+		l.Filter("a.at < ?", *f.Before)
 	}
-	page, err := list(ctx, q.c, l, f.ListOptions, scanAttempt, func(a *hookd.Attempt) string { return a.ID })
+	page, err := list(ctx, q.c, l, f.ListOptions, dialect.ScanAttempt, func(a *hookd.Attempt) string { return a.ID })
 	if err != nil {
 		return nil, fmt.Errorf("list attempts: %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 // conn is what the store's statements run on: the pool (the Store's reads), a pgx.Tx (InTx, and
@@ -23,9 +25,7 @@ type conn interface {
 }
 
 // row is one result row: pgx.Row or *sql.Row.
-type row interface {
-	Scan(dest ...any) error
-}
+type row = sqlstore.Scanner
 
 // rows is a result set: pgx.Rows, or *sql.Rows through sqlRows.
 type rows interface {

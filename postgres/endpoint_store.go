@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.event_types::text, e.channels::text,
@@ -15,38 +16,9 @@ const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.
 	e.metadata::text, e.created_at, e.updated_at, e.last_attempt_at, e.last_status, e.last_error,
 	e.last_success_at, e.failing_since, e.consecutive_failures`
 
-func scanEndpoint(r row) (hookd.Endpoint, error) {
-	var (
-		ep                                                  hookd.Endpoint
-		uid, eventTypes, channels, headers, metadata        sql.NullString
-		scheme                                              string
-		createdAt, updatedAt                                time.Time
-		disabledAt, lastAttemptAt, lastSuccess, failingFrom sql.NullTime
-	)
-	err := r.Scan(&ep.ID, &ep.AppID, &uid, &ep.URL, &ep.Description, &ep.Version, &eventTypes, &channels,
-		&ep.Disabled, &ep.DisabledReason, &disabledAt, &ep.RateLimit, &ep.MaxInFlight, &headers, &scheme,
-		&metadata, &createdAt, &updatedAt, &lastAttemptAt, &ep.LastStatus, &ep.LastError,
-		&lastSuccess, &failingFrom, &ep.ConsecutiveFailures)
-	if err != nil {
-		return ep, err
-	}
-	ep.UID = uid.String
-	ep.Scheme = hookd.SignatureScheme(scheme)
-	if err := sqlcodec.DecodeEndpointConfig(&ep, eventTypes, channels, headers, metadata); err != nil {
-		return ep, err
-	}
-	ep.DisabledAt = fromNullTime(disabledAt)
-	ep.CreatedAt = createdAt.UTC()
-	ep.UpdatedAt = updatedAt.UTC()
-	ep.LastAttemptAt = fromNullTime(lastAttemptAt)
-	ep.LastSuccessAt = fromNullTime(lastSuccess)
-	ep.FailingSince = fromNullTime(failingFrom)
-	return ep, nil
-}
-
 // GetEndpoint finds an endpoint of the application by id or, failing that, by uid.
 func (q *queries) GetEndpoint(ctx context.Context, appID, idOrUID string) (*hookd.Endpoint, error) {
-	ep, err := scanEndpoint(q.c.queryRow(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e
+	ep, err := dialect.ScanEndpoint(q.c.queryRow(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e
 		WHERE e.app_id = $1 AND (e.id = $2 OR e.uid = $2) ORDER BY e.id = $2 DESC LIMIT 1`, appID, idOrUID))
 	if err != nil {
 		return nil, fmt.Errorf("get endpoint %s of application %s: %w", idOrUID, appID, classify(err))
@@ -56,7 +28,7 @@ func (q *queries) GetEndpoint(ctx context.Context, appID, idOrUID string) (*hook
 
 // GetEndpointByID finds an endpoint by id alone.
 func (q *queries) GetEndpointByID(ctx context.Context, id string) (*hookd.Endpoint, error) {
-	ep, err := scanEndpoint(q.c.queryRow(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e WHERE e.id = $1`, id))
+	ep, err := dialect.ScanEndpoint(q.c.queryRow(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e WHERE e.id = $1`, id))
 	if err != nil {
 		return nil, fmt.Errorf("get endpoint %s: %w", id, classify(err))
 	}
@@ -65,9 +37,9 @@ func (q *queries) GetEndpointByID(ctx context.Context, id string) (*hookd.Endpoi
 
 // ListEndpoints lists the application's endpoints oldest first.
 func (q *queries) ListEndpoints(ctx context.Context, appID string, opts hookd.ListOptions) (*hookd.Page[hookd.Endpoint], error) {
-	l := &listQuery{cols: endpointCols, from: "hookd_endpoints e", key: "e.id"}
-	l.filter("e.app_id = ?", appID)
-	page, err := list(ctx, q.c, l, opts, scanEndpoint, func(e *hookd.Endpoint) string { return e.ID })
+	l := sqlstore.NewList(dialect, endpointCols, "hookd_endpoints e", "e.id")
+	l.Filter("e.app_id = ?", appID)
+	page, err := list(ctx, q.c, l, opts, dialect.ScanEndpoint, func(e *hookd.Endpoint) string { return e.ID })
 	if err != nil {
 		return nil, fmt.Errorf("list endpoints of application %s: %w", appID, err)
 	}
@@ -77,7 +49,7 @@ func (q *queries) ListEndpoints(ctx context.Context, appID string, opts hookd.Li
 // EnabledEndpoints returns the application's enabled endpoints ordered by id.
 func (q *queries) EnabledEndpoints(ctx context.Context, appID string) ([]hookd.Endpoint, error) {
 	out, err := collect(ctx, q.c, `SELECT `+endpointCols+` FROM hookd_endpoints e
-		WHERE e.app_id = $1 AND NOT e.disabled ORDER BY e.id`, []any{appID}, scanEndpoint)
+		WHERE e.app_id = $1 AND NOT e.disabled ORDER BY e.id`, []any{appID}, dialect.ScanEndpoint)
 	if err != nil {
 		return nil, fmt.Errorf("enabled endpoints of application %s: %w", appID, err)
 	}

@@ -2,11 +2,11 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const deliveryCols = `d.id, d.message_id, d.endpoint_id, d.app_id, d.status, d.attempts, d.next_attempt_at,
@@ -23,38 +23,10 @@ func insertDeliveriesSQL(rows int) string {
 const loadWorkSQL = `SELECT ` + deliveryCols + `, ` + messageCols + `
 	FROM hookd_deliveries d JOIN hookd_messages m ON m.id = d.message_id WHERE d.id = ?`
 
-// deliveryDest returns the scan destinations of deliveryCols and a function that finishes d once
-// they are filled.
-func deliveryDest(d *hookd.Delivery) ([]any, func()) {
-	var (
-		status               string
-		next                 sql.NullInt64
-		createdAt, updatedAt int64
-	)
-	dest := []any{&d.ID, &d.MessageID, &d.EndpointID, &d.AppID, &status, &d.Attempts, &next,
-		&d.LastError, &createdAt, &updatedAt}
-	return dest, func() {
-		d.Status = hookd.DeliveryStatus(status)
-		d.NextAttemptAt = fromNullMicros(next)
-		d.CreatedAt = fromMicros(createdAt)
-		d.UpdatedAt = fromMicros(updatedAt)
-	}
-}
-
-func scanDelivery(r rowScanner) (hookd.Delivery, error) {
-	var d hookd.Delivery
-	dest, finish := deliveryDest(&d)
-	if err := r.Scan(dest...); err != nil {
-		return d, err
-	}
-	finish()
-	return d, nil
-}
-
 // GetDelivery finds a delivery by id.
 func (q *queries) GetDelivery(ctx context.Context, id string) (*hookd.Delivery, error) {
 	row := q.q.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d WHERE d.id = ?`, id)
-	d, err := scanDelivery(row)
+	d, err := dialect.ScanDelivery(row)
 	if err != nil {
 		return nil, fmt.Errorf("get delivery %s: %w", id, classify(err))
 	}
@@ -72,7 +44,7 @@ func (q *queries) DueDeliveries(ctx context.Context, before time.Time, afterID s
 	defer rows.Close()
 	var out []hookd.Delivery
 	for rows.Next() {
-		d, err := scanDelivery(rows)
+		d, err := dialect.ScanDelivery(rows)
 		if err != nil {
 			return nil, fmt.Errorf("due deliveries: %w", err)
 		}
@@ -88,7 +60,7 @@ func (q *queries) DueDeliveries(ctx context.Context, before time.Time, afterID s
 func (q *queries) GetDeliveryFor(ctx context.Context, messageID, endpointID string) (*hookd.Delivery, error) {
 	row := q.q.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d
 		WHERE d.message_id = ? AND d.endpoint_id = ?`, messageID, endpointID)
-	d, err := scanDelivery(row)
+	d, err := dialect.ScanDelivery(row)
 	if err != nil {
 		return nil, fmt.Errorf("get delivery of message %s to endpoint %s: %w", messageID, endpointID, classify(err))
 	}
@@ -97,20 +69,20 @@ func (q *queries) GetDeliveryFor(ctx context.Context, messageID, endpointID stri
 
 // ListDeliveries lists deliveries oldest first.
 func (q *queries) ListDeliveries(ctx context.Context, f hookd.DeliveryFilter) (*hookd.Page[hookd.Delivery], error) {
-	l := &listQuery{cols: deliveryCols, from: "hookd_deliveries d", key: "d.id"}
-	l.equal("d.message_id", f.MessageID)
-	l.equal("d.endpoint_id", f.EndpointID)
-	l.equal("d.app_id", f.AppID)
+	l := sqlstore.NewList(dialect, deliveryCols, "hookd_deliveries d", "d.id")
+	l.Equal("d.message_id", f.MessageID)
+	l.Equal("d.endpoint_id", f.EndpointID)
+	l.Equal("d.app_id", f.AppID)
 	if f.Status != "" {
-		l.filter("d.status = ?", string(f.Status))
+		l.Filter("d.status = ?", string(f.Status))
 	}
 	if f.After != nil {
-		l.filter("d.created_at >= ?", micros(*f.After))
+		l.Filter("d.created_at >= ?", micros(*f.After))
 	}
 	if f.Before != nil {
-		l.filter("d.created_at < ?", micros(*f.Before))
+		l.Filter("d.created_at < ?", micros(*f.Before))
 	}
-	page, err := list(ctx, q.q, l, f.ListOptions, scanDelivery, func(d *hookd.Delivery) string { return d.ID })
+	page, err := list(ctx, q.q, l, f.ListOptions, dialect.ScanDelivery, func(d *hookd.Delivery) string { return d.ID })
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
@@ -123,8 +95,8 @@ func (q *queries) LoadWork(ctx context.Context, deliveryID string) (*hookd.Deliv
 		d   hookd.Delivery
 		msg hookd.Message
 	)
-	dest, finish := deliveryDest(&d)
-	msgDest, finishMessage := messageDest(&msg)
+	dest, finish := dialect.DeliveryDest(&d)
+	msgDest, finishMessage := dialect.MessageDest(&msg)
 	err := q.stmt(ctx, q.stmts.loadWork).QueryRowContext(ctx, deliveryID).Scan(append(dest, msgDest...)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load work for delivery %s: %w", deliveryID, classify(err))

@@ -3,7 +3,10 @@ package sqlite
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"time"
+
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 // Times are stored as INTEGER Unix microseconds and read back in UTC.
@@ -36,9 +39,39 @@ func rawJSON(v json.RawMessage) any {
 	return []byte(v)
 }
 
-func fromRawJSON(b []byte) json.RawMessage {
-	if b == nil {
+// dialect is SQLite's to package sqlstore: ? placeholders, lists led by one index, times as
+// INTEGER microseconds.
+var dialect = &sqlstore.Dialect{
+	LeadingFilter: true,
+	Time:          func(t time.Time) any { return micros(t) },
+	ScanTime:      func(t *time.Time) any { return microsDest{t} },
+	ScanNullTime:  func(t **time.Time) any { return nullMicrosDest{t} },
+}
+
+// microsDest scans an INTEGER of Unix microseconds into a time, in UTC.
+type microsDest struct{ t *time.Time }
+
+func (d microsDest) Scan(src any) error {
+	v, ok := src.(int64)
+	if !ok {
+		return fmt.Errorf("time column holds %T, want INTEGER microseconds", src)
+	}
+	*d.t = fromMicros(v)
+	return nil
+}
+
+// nullMicrosDest scans a nullable INTEGER of Unix microseconds into a time, in UTC, or nil.
+type nullMicrosDest struct{ t **time.Time }
+
+func (d nullMicrosDest) Scan(src any) error {
+	if src == nil {
+		*d.t = nil
 		return nil
 	}
-	return json.RawMessage(b)
+	var t time.Time
+	if err := (microsDest{&t}).Scan(src); err != nil {
+		return err
+	}
+	*d.t = &t
+	return nil
 }

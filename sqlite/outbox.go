@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/bus"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 // The store is the outbox of package bus: the table hookd_events in the store's file.
@@ -47,7 +48,7 @@ func (s *Store) InsertEvents(ctx context.Context, tx any, events []bus.Record) e
 	return nil
 }
 
-func scanEvent(r rowScanner) (bus.Record, error) {
+func scanEvent(r sqlstore.Scanner) (bus.Record, error) {
 	var (
 		e                                  bus.Record
 		status                             string

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 // querier is what *sql.DB and *sql.Tx have in common.
@@ -29,11 +31,6 @@ func (q *queries) stmt(ctx context.Context, s *sql.Stmt) *sql.Stmt {
 		return q.tx.StmtContext(ctx, s)
 	}
 	return s
-}
-
-// rowScanner is *sql.Row or *sql.Rows.
-type rowScanner interface {
-	Scan(dest ...any) error
 }
 
 // statements are hot statements, prepared once at Open: the worker's loads and a send's inserts.
@@ -107,24 +104,14 @@ func (s *statements) close() error {
 }
 
 // collect runs query on q and returns every row, each read by scan. Errors are classified.
-func collect[T any](ctx context.Context, q querier, query string, args []any, scan func(rowScanner) (T, error)) ([]T, error) {
+func collect[T any](ctx context.Context, q querier, query string, args []any, scan func(sqlstore.Scanner) (T, error)) ([]T, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, classify(err)
 	}
 	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		item, err := scan(rows)
-		if err != nil {
-			return nil, unavailable(err)
-		}
-		out = append(out, item)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, unavailable(err)
-	}
-	return out, nil
+	out, err := sqlstore.Collect(rows, scan)
+	return out, unavailable(err)
 }
 
 // jsonList is ids as one JSON array, for IN (SELECT value FROM json_each(?)): one parameter

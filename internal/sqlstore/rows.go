@@ -1,0 +1,52 @@
+package sqlstore
+
+// Scanner is one result row: *sql.Row, *sql.Rows, pgx.Row or pgx.Rows.
+type Scanner interface {
+	Scan(dest ...any) error
+}
+
+// Rows is a result set being read: *sql.Rows or pgx.Rows. Its owner closes it (the two Close
+// methods differ).
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// Collect reads every row of rows with scan. No row gives nil. Errors are returned as the
+// driver gave them, for the store to classify.
+func Collect[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {
+	var out []T
+	for rows.Next() {
+		item, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, item)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Unique returns v without repeats, in first-seen order.
+func Unique(v []string) []string {
+	if len(v) < 2 {
+		return v
+	}
+	seen := make(map[string]bool, len(v))
+	out := make([]string, 0, len(v))
+	for _, s := range v {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// MaxTypeBranches bounds the event types a message list walks one index range each for; past it
+// the list tests each of the application's messages against the set, in one parameter, so a
+// filter may name any number of event types.
+const MaxTypeBranches = 32
