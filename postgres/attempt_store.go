@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const attemptCols = `a.id, a.delivery_id, a.message_id, a.endpoint_id, a.app_id, a.number, a.trigger_kind, a.url,
@@ -23,35 +22,7 @@ func (q *queries) GetAttempt(ctx context.Context, id string) (*hookd.Attempt, er
 
 // ListAttempts lists attempts newest first.
 func (q *queries) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hookd.Page[hookd.Attempt], error) {
-	l := sqlstore.NewList(dialect, attemptCols, "hookd_attempts a", "a.id")
-	l.NewestFirst = true
-	l.Equal("a.delivery_id", f.DeliveryID)
-	l.Equal("a.message_id", f.MessageID)
-	l.Equal("a.endpoint_id", f.EndpointID)
-	l.Equal("a.app_id", f.AppID)
-	if f.Success != nil {
-		l.Filter("a.success = ?", *f.Success)
-	}
-	// The message's event type and channels are checked attempt by attempt, walking the attempts in
-	// order from the index of the filters above: fast unless few attempts match.
-	if types := sqlstore.Unique(f.EventTypes); len(types) > 0 {
-		l.Filter("EXISTS (SELECT 1 FROM hookd_messages m WHERE m.id = a.message_id AND m.event_type = ANY (?::text[]))", types)
-	}
-	if f.Channel != "" {
-		l.Filter(`EXISTS (SELECT 1 FROM hookd_message_channels c WHERE c.message_id = a.message_id AND c.channel = ?)`, f.Channel)
-	}
-	if f.After != nil {
-		l.FromTime = f.FromAfter && f.Before == nil // with both, Svix lists the window newest first
-		l.Filter("a.at >= ?", *f.After)
-	}
-	if f.Before != nil {
-		l.Filter("a.at < ?", *f.Before)
-	}
-	page, err := list(ctx, q.c, l, f.ListOptions, dialect.ScanAttempt, func(a *hookd.Attempt) string { return a.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list attempts: %w", err)
-	}
-	return page, nil
+	return dialect.ListAttempts(ctx, q.reader(), attemptCols, f)
 }
 
 // ExpungeAttemptResponse replaces the attempt's captured response with hookd.ExpungedResponse and

@@ -103,3 +103,33 @@ type markedRows struct{ rows }
 
 func (r markedRows) Scan(dest ...any) error { return unavailable(r.rows.Scan(dest...)) }
 func (r markedRows) Err() error             { return unavailable(r.rows.Err()) }
+
+// reader is q's connection or transaction as package sqlstore runs reads on it.
+func (q *queries) reader() sqlstore.Querier { return reader{q.c} }
+
+// reader runs package sqlstore's reads on a conn (whose errors are marked already).
+type reader struct{ c conn }
+
+func (r reader) Query(ctx context.Context, query string, args []any, each func(sqlstore.Scanner) error) error {
+	rs, err := r.c.query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	return sqlstore.Each(rs, each)
+}
+
+func (r reader) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Scanner {
+	return r.c.queryRow(ctx, query, args...)
+}
+
+// collect runs query and scans every row, closing the rows before it returns (a pgx connection
+// runs nothing else while rows are open). No row gives nil.
+func collect[T any](ctx context.Context, c conn, query string, args []any, scan func(sqlstore.Scanner) (T, error)) ([]T, error) {
+	rs, err := c.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	return sqlstore.Collect(rs, scan)
+}

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -19,14 +18,6 @@ func nullTime(t *time.Time) any {
 	return *t
 }
 
-func fromNullTime(v sql.NullTime) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := v.Time.UTC()
-	return &t
-}
-
 // rawBytes stores bytes exactly as given (a payload is signed byte for byte) in a bytea column;
 // nil is NULL.
 func rawBytes(v []byte) any {
@@ -36,14 +27,19 @@ func rawBytes(v []byte) any {
 	return v
 }
 
-// dialect is PostgreSQL's to package sqlstore: $n placeholders, merged union branches, times as
-// timestamptz.
+// dialect is PostgreSQL's to package sqlstore: $n placeholders, merged union branches, lists of
+// strings as text[], times as timestamptz.
 var dialect = &sqlstore.Dialect{
-	Numbered:     true,
-	MergedUnion:  true,
-	Time:         func(t time.Time) any { return t },
-	ScanTime:     func(t *time.Time) any { return &utcTime{t} },
-	ScanNullTime: func(t **time.Time) any { return &nullUTCTime{t} },
+	Numbered:      true,
+	MergedUnion:   true,
+	InList:        func(col string) string { return col + " = ANY (?::text[])" },
+	ListArg:       func(v []string) any { return v },
+	Not:           func(col string) string { return "NOT " + col },
+	Join:          "JOIN",
+	ChannelFilter: "EXISTS (SELECT 1 FROM hookd_message_channels c WHERE c.message_id = m.id AND c.channel = ?)",
+	Time:          func(t time.Time) any { return t },
+	ScanTime:      func(t *time.Time) any { return &utcTime{t} },
+	ScanNullTime:  func(t **time.Time) any { return &nullUTCTime{t} },
 }
 
 // utcTime scans a timestamptz into a time, in UTC: through pgx (pgtype.TimestamptzScanner) or

@@ -2,13 +2,11 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.event_types::text, e.channels::text,
@@ -37,13 +35,7 @@ func (q *queries) GetEndpointByID(ctx context.Context, id string) (*hookd.Endpoi
 
 // ListEndpoints lists the application's endpoints oldest first.
 func (q *queries) ListEndpoints(ctx context.Context, appID string, opts hookd.ListOptions) (*hookd.Page[hookd.Endpoint], error) {
-	l := sqlstore.NewList(dialect, endpointCols, "hookd_endpoints e", "e.id")
-	l.Filter("e.app_id = ?", appID)
-	page, err := list(ctx, q.c, l, opts, dialect.ScanEndpoint, func(e *hookd.Endpoint) string { return e.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list endpoints of application %s: %w", appID, err)
-	}
-	return page, nil
+	return dialect.ListEndpoints(ctx, q.reader(), endpointCols, appID, opts)
 }
 
 // EnabledEndpoints returns the application's enabled endpoints ordered by id.
@@ -60,20 +52,7 @@ func (q *queries) EnabledEndpoints(ctx context.Context, appID string) ([]hookd.E
 // ones included; none for an endpoint that does not exist.
 func (q *queries) SigningKeys(ctx context.Context, endpointID string) ([]hookd.SigningKey, error) {
 	out, err := collect(ctx, q.c, `SELECT secret, created_at, expires_at FROM hookd_endpoint_keys
-		WHERE endpoint_id = $1 ORDER BY created_at DESC, id DESC`, []any{endpointID},
-		func(r row) (hookd.SigningKey, error) {
-			var (
-				k         hookd.SigningKey
-				createdAt time.Time
-				expiresAt sql.NullTime
-			)
-			if err := r.Scan(&k.Secret, &createdAt, &expiresAt); err != nil {
-				return k, err
-			}
-			k.CreatedAt = createdAt.UTC()
-			k.ExpiresAt = fromNullTime(expiresAt)
-			return k, nil
-		})
+		WHERE endpoint_id = $1 ORDER BY created_at DESC, id DESC`, []any{endpointID}, dialect.ScanSigningKey)
 	if err != nil {
 		return nil, fmt.Errorf("signing keys of endpoint %s: %w", endpointID, err)
 	}

@@ -46,15 +46,7 @@ func (q *queries) ActiveEventTypes(ctx context.Context, names []string) (map[str
 
 // ListEventTypes lists event types by name.
 func (q *queries) ListEventTypes(ctx context.Context, includeArchived bool, opts hookd.ListOptions) (*hookd.Page[hookd.EventType], error) {
-	l := sqlstore.NewList(dialect, eventTypeCols, "hookd_event_types t", "t.name")
-	if !includeArchived {
-		l.Filter("NOT t.archived")
-	}
-	page, err := list(ctx, q.c, l, opts, dialect.ScanEventType, func(et *hookd.EventType) string { return et.Name })
-	if err != nil {
-		return nil, fmt.Errorf("list event types: %w", err)
-	}
-	return page, nil
+	return dialect.ListEventTypes(ctx, q.reader(), eventTypeCols, includeArchived, opts)
 }
 
 // UpsertEventType creates the event type or updates every field of it but CreatedAt. Archived is

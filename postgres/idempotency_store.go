@@ -13,18 +13,11 @@ import (
 // GetIdempotentResponse finds a stored response by key; one that expired at or before now is
 // hookd.ErrNotFound.
 func (q *queries) GetIdempotentResponse(ctx context.Context, key string, now time.Time) (*hookd.IdempotentResponse, error) {
-	var (
-		r                    hookd.IdempotentResponse
-		createdAt, expiresAt time.Time
-	)
-	err := q.c.queryRow(ctx, `SELECT key, status, body, request_hash, created_at, expires_at FROM hookd_idempotency
-		WHERE key = $1 AND expires_at > $2`, key, now).
-		Scan(&r.Key, &r.Status, &r.Body, &r.RequestHash, &createdAt, &expiresAt)
+	r, err := dialect.ScanIdempotentResponse(q.c.queryRow(ctx, `SELECT key, status, body, request_hash, created_at, expires_at FROM hookd_idempotency
+		WHERE key = $1 AND expires_at > $2`, key, now))
 	if err != nil {
 		return nil, fmt.Errorf("get idempotent response: %w", classify(err))
 	}
-	r.CreatedAt = createdAt.UTC()
-	r.ExpiresAt = expiresAt.UTC()
 	return &r, nil
 }
 

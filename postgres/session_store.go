@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -13,20 +12,11 @@ import (
 // GetSession finds a browser session by hash; one that expired at or before now is
 // hookd.ErrNotFound.
 func (q *queries) GetSession(ctx context.Context, hash string, now time.Time) (*hookd.Session, error) {
-	var (
-		s                    hookd.Session
-		appID                sql.NullString
-		createdAt, expiresAt time.Time
-	)
-	err := q.c.queryRow(ctx, `SELECT hash, token_hash, app_id, created_at, expires_at FROM hookd_sessions
-		WHERE hash = $1 AND expires_at > $2`, hash, now).
-		Scan(&s.Hash, &s.TokenHash, &appID, &createdAt, &expiresAt)
+	s, err := dialect.ScanSession(q.c.queryRow(ctx, `SELECT hash, token_hash, app_id, created_at, expires_at FROM hookd_sessions
+		WHERE hash = $1 AND expires_at > $2`, hash, now))
 	if err != nil {
 		return nil, fmt.Errorf("get session: %w", classify(err))
 	}
-	s.AppID = appID.String
-	s.CreatedAt = createdAt.UTC()
-	s.ExpiresAt = expiresAt.UTC()
 	return &s, nil
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const applicationCols = `a.id, a.uid, a.name, a.throttle_rate, a.metadata, a.created_at, a.updated_at`
@@ -24,12 +23,7 @@ func (q *queries) GetApplication(ctx context.Context, idOrUID string) (*hookd.Ap
 
 // ListApplications lists applications oldest first.
 func (q *queries) ListApplications(ctx context.Context, opts hookd.ListOptions) (*hookd.Page[hookd.Application], error) {
-	l := sqlstore.NewList(dialect, applicationCols, "hookd_applications a", "a.id")
-	page, err := list(ctx, q.q, l, opts, dialect.ScanApplication, func(a *hookd.Application) string { return a.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list applications: %w", err)
-	}
-	return page, nil
+	return dialect.ListApplications(ctx, q.reader(), applicationCols, opts)
 }
 
 // InsertApplication writes a new application.

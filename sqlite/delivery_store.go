@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const deliveryCols = `d.id, d.message_id, d.endpoint_id, d.app_id, d.status, d.attempts, d.next_attempt_at,
@@ -69,24 +68,7 @@ func (q *queries) GetDeliveryFor(ctx context.Context, messageID, endpointID stri
 
 // ListDeliveries lists deliveries oldest first.
 func (q *queries) ListDeliveries(ctx context.Context, f hookd.DeliveryFilter) (*hookd.Page[hookd.Delivery], error) {
-	l := sqlstore.NewList(dialect, deliveryCols, "hookd_deliveries d", "d.id")
-	l.Equal("d.message_id", f.MessageID)
-	l.Equal("d.endpoint_id", f.EndpointID)
-	l.Equal("d.app_id", f.AppID)
-	if f.Status != "" {
-		l.Filter("d.status = ?", string(f.Status))
-	}
-	if f.After != nil {
-		l.Filter("d.created_at >= ?", micros(*f.After))
-	}
-	if f.Before != nil {
-		l.Filter("d.created_at < ?", micros(*f.Before))
-	}
-	page, err := list(ctx, q.q, l, f.ListOptions, dialect.ScanDelivery, func(d *hookd.Delivery) string { return d.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list deliveries: %w", err)
-	}
-	return page, nil
+	return dialect.ListDeliveries(ctx, q.reader(), deliveryCols, f)
 }
 
 // LoadWork reads a delivery and its message in one statement.

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -22,14 +21,6 @@ func nullMicros(t *time.Time) any {
 
 func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
 
-func fromNullMicros(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := fromMicros(v.Int64)
-	return &t
-}
-
 // rawJSON stores a JSON document's bytes exactly as given (a payload is signed byte for byte); nil
 // is NULL.
 func rawJSON(v json.RawMessage) any {
@@ -39,10 +30,15 @@ func rawJSON(v json.RawMessage) any {
 	return []byte(v)
 }
 
-// dialect is SQLite's to package sqlstore: ? placeholders, lists led by one index, times as
-// INTEGER microseconds.
+// dialect is SQLite's to package sqlstore: ? placeholders, lists led by one index, lists of
+// strings as one JSON array, times as INTEGER microseconds.
 var dialect = &sqlstore.Dialect{
 	LeadingFilter: true,
+	InList:        func(col string) string { return col + " IN (SELECT value FROM json_each(?))" },
+	ListArg:       func(v []string) any { return jsonList(v) },
+	Not:           func(col string) string { return col + " = 0" },
+	Join:          "CROSS JOIN",
+	ChannelFilter: "EXISTS (SELECT 1 FROM json_each(m.channels) c WHERE c.value = ?)",
 	Time:          func(t time.Time) any { return micros(t) },
 	ScanTime:      func(t *time.Time) any { return microsDest{t} },
 	ScanNullTime:  func(t **time.Time) any { return nullMicrosDest{t} },

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.event_types, e.channels,
@@ -40,32 +39,14 @@ func (q *queries) GetEndpointByID(ctx context.Context, id string) (*hookd.Endpoi
 
 // ListEndpoints lists the application's endpoints oldest first.
 func (q *queries) ListEndpoints(ctx context.Context, appID string, opts hookd.ListOptions) (*hookd.Page[hookd.Endpoint], error) {
-	l := sqlstore.NewList(dialect, endpointCols, "hookd_endpoints e", "e.id")
-	l.Filter("e.app_id = ?", appID)
-	page, err := list(ctx, q.q, l, opts, dialect.ScanEndpoint, func(e *hookd.Endpoint) string { return e.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list endpoints of application %s: %w", appID, err)
-	}
-	return page, nil
+	return dialect.ListEndpoints(ctx, q.reader(), endpointCols, appID, opts)
 }
 
 // EnabledEndpoints returns the application's enabled endpoints ordered by id.
 func (q *queries) EnabledEndpoints(ctx context.Context, appID string) ([]hookd.Endpoint, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e
-		WHERE e.app_id = ? AND e.disabled = 0 ORDER BY e.id`, appID)
+	out, err := collect(ctx, q.q, `SELECT `+endpointCols+` FROM hookd_endpoints e
+		WHERE e.app_id = ? AND e.disabled = 0 ORDER BY e.id`, []any{appID}, dialect.ScanEndpoint)
 	if err != nil {
-		return nil, fmt.Errorf("enabled endpoints of application %s: %w", appID, err)
-	}
-	defer rows.Close()
-	var out []hookd.Endpoint
-	for rows.Next() {
-		ep, err := dialect.ScanEndpoint(rows)
-		if err != nil {
-			return nil, fmt.Errorf("enabled endpoints of application %s: %w", appID, err)
-		}
-		out = append(out, ep)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("enabled endpoints of application %s: %w", appID, err)
 	}
 	return out, nil
@@ -74,27 +55,9 @@ func (q *queries) EnabledEndpoints(ctx context.Context, appID string) ([]hookd.E
 // SigningKeys returns the endpoint's keys newest first (by creation time, then insertion), expired
 // ones included; none for an endpoint that does not exist.
 func (q *queries) SigningKeys(ctx context.Context, endpointID string) ([]hookd.SigningKey, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT secret, created_at, expires_at FROM hookd_endpoint_keys
-		WHERE endpoint_id = ? ORDER BY created_at DESC, id DESC`, endpointID)
+	out, err := collect(ctx, q.q, `SELECT secret, created_at, expires_at FROM hookd_endpoint_keys
+		WHERE endpoint_id = ? ORDER BY created_at DESC, id DESC`, []any{endpointID}, dialect.ScanSigningKey)
 	if err != nil {
-		return nil, fmt.Errorf("signing keys of endpoint %s: %w", endpointID, err)
-	}
-	defer rows.Close()
-	var out []hookd.SigningKey
-	for rows.Next() {
-		var (
-			k         hookd.SigningKey
-			createdAt int64
-			expiresAt sql.NullInt64
-		)
-		if err := rows.Scan(&k.Secret, &createdAt, &expiresAt); err != nil {
-			return nil, fmt.Errorf("signing keys of endpoint %s: %w", endpointID, err)
-		}
-		k.CreatedAt = fromMicros(createdAt)
-		k.ExpiresAt = fromNullMicros(expiresAt)
-		out = append(out, k)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("signing keys of endpoint %s: %w", endpointID, err)
 	}
 	return out, nil

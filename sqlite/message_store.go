@@ -51,52 +51,7 @@ func (q *queries) GetMessagesByID(ctx context.Context, appID string, ids []strin
 
 // ListMessages lists messages newest first.
 func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hookd.Page[hookd.Message], error) {
-	l := sqlstore.NewList(dialect, messageCols, "hookd_messages m", "m.id")
-	l.NewestFirst = true
-	switch {
-	case f.Tag != "" && f.AppID != "":
-		// The tag's index leads; a channel is then checked message by message.
-		l.From = "hookd_message_tags g CROSS JOIN hookd_messages m ON m.id = g.message_id"
-		l.Key = "g.message_id"
-		l.Filter("g.app_id = ? AND g.tag = ?", f.AppID, f.Tag)
-		if f.Channel != "" {
-			l.Filter("EXISTS (SELECT 1 FROM hookd_message_channels c WHERE c.message_id = m.id AND c.channel = ?)", f.Channel)
-		}
-	case f.Channel != "" && f.AppID != "":
-		// The channel's index leads (CROSS JOIN keeps SQLite from reordering the tables).
-		l.From = "hookd_message_channels c CROSS JOIN hookd_messages m ON m.id = c.message_id"
-		l.Key = "c.message_id"
-		l.Filter("c.app_id = ? AND c.channel = ?", f.AppID, f.Channel)
-	case f.Channel != "":
-		l.Filter("EXISTS (SELECT 1 FROM json_each(m.channels) c WHERE c.value = ?)", f.Channel)
-		l.Equal("m.app_id", f.AppID)
-	default:
-		l.Equal("m.app_id", f.AppID)
-	}
-	if f.Tag != "" && f.AppID == "" {
-		l.Filter("EXISTS (SELECT 1 FROM hookd_message_tags g WHERE g.message_id = m.id AND g.tag = ?)", f.Tag)
-	}
-	if types := sqlstore.Unique(f.EventTypes); len(types) > sqlstore.MaxTypeBranches {
-		l.Filter("m.event_type IN (SELECT value FROM json_each(?))", jsonList(types))
-	} else if len(types) > 0 {
-		conds := make([]sqlstore.Condition, len(types))
-		for i, et := range types {
-			conds[i] = sqlstore.Condition{SQL: "m.event_type = ?", Args: []any{et}}
-		}
-		l.AnyOf(conds...)
-	}
-	if f.After != nil {
-		l.FromTime = f.FromAfter && f.Before == nil // with both, Svix lists the window newest first
-		l.Filter("m.created_at >= ?", micros(*f.After))
-	}
-	if f.Before != nil {
-		l.Filter("m.created_at < ?", micros(*f.Before))
-	}
-	page, err := list(ctx, q.q, l, f.ListOptions, dialect.ScanMessage, func(m *hookd.Message) string { return m.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list messages of application %s: %w", f.AppID, err)
-	}
-	return page, nil
+	return dialect.ListMessages(ctx, q.reader(), messageCols, f)
 }
 
 // InsertMessage writes msg unless the application already has a message with its event id; then

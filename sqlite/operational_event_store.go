@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const operationalEventCols = `o.id, o.type, o.app_id, o.endpoint_id, o.message_id, o.reason, o.at`
@@ -15,12 +14,7 @@ const insertOperationalEventSQL = `INSERT INTO hookd_operational_events
 
 // ListOperationalEvents lists operational events oldest first.
 func (q *queries) ListOperationalEvents(ctx context.Context, opts hookd.ListOptions) (*hookd.Page[hookd.OperationalEvent], error) {
-	l := sqlstore.NewList(dialect, operationalEventCols, "hookd_operational_events o", "o.id")
-	page, err := list(ctx, q.q, l, opts, dialect.ScanOperationalEvent, func(ev *hookd.OperationalEvent) string { return ev.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list operational events: %w", err)
-	}
-	return page, nil
+	return dialect.ListOperationalEvents(ctx, q.reader(), operationalEventCols, opts)
 }
 
 // InsertOperationalEvents writes operational events. They reference nothing: they outlive the

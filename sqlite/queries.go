@@ -121,3 +121,28 @@ func jsonList(ids []string) string {
 	b, _ := json.Marshal(ids) // a []string always encodes
 	return string(b)
 }
+
+// reader is q's database or transaction as package sqlstore runs reads on it.
+func (q *queries) reader() sqlstore.Querier { return sqlQuerier{q.q} }
+
+// sqlQuerier runs package sqlstore's reads on a querier, classifying their errors as collect does.
+type sqlQuerier struct{ q querier }
+
+func (s sqlQuerier) Query(ctx context.Context, query string, args []any, each func(sqlstore.Scanner) error) error {
+	rows, err := s.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return classify(err)
+	}
+	defer rows.Close()
+	return unavailable(sqlstore.Each(rows, each))
+}
+
+func (s sqlQuerier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Scanner {
+	return unavailableRow{s.q.QueryRowContext(ctx, query, args...)}
+}
+
+// unavailableRow is a row whose Scan marks a fault of the file hookd.ErrUnavailable (see
+// unavailable).
+type unavailableRow struct{ r *sql.Row }
+
+func (u unavailableRow) Scan(dest ...any) error { return unavailable(u.r.Scan(dest...)) }

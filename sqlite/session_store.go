@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -13,20 +12,11 @@ import (
 // GetSession finds a browser session by hash; one that expired at or before now is
 // hookd.ErrNotFound.
 func (q *queries) GetSession(ctx context.Context, hash string, now time.Time) (*hookd.Session, error) {
-	var (
-		s                    hookd.Session
-		appID                sql.NullString
-		createdAt, expiresAt int64
-	)
-	err := q.q.QueryRowContext(ctx, `SELECT hash, token_hash, app_id, created_at, expires_at FROM hookd_sessions
-		WHERE hash = ? AND expires_at > ?`, hash, micros(now)).
-		Scan(&s.Hash, &s.TokenHash, &appID, &createdAt, &expiresAt)
+	s, err := dialect.ScanSession(q.q.QueryRowContext(ctx, `SELECT hash, token_hash, app_id, created_at, expires_at FROM hookd_sessions
+		WHERE hash = ? AND expires_at > ?`, hash, micros(now)))
 	if err != nil {
 		return nil, fmt.Errorf("get session: %w", classify(err))
 	}
-	s.AppID = appID.String
-	s.CreatedAt = fromMicros(createdAt)
-	s.ExpiresAt = fromMicros(expiresAt)
 	return &s, nil
 }
 

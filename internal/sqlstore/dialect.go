@@ -6,7 +6,10 @@
 // Dialect.
 package sqlstore
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Dialect is how a store's SQL and column types differ where this package builds statements or
 // scans rows.
@@ -22,6 +25,19 @@ type Dialect struct {
 	// without a limit, the form in which PostgreSQL merges the branches' index ranges (Merge
 	// Append) and stops at the page's end. False writes SQLite's form, each branch a subquery.
 	MergedUnion bool
+	// InList returns the condition that col is one of a list of strings bound as one argument
+	// (see ListArg): one parameter however many strings.
+	InList func(col string) string
+	// ListArg is strings as the one argument of an InList condition.
+	ListArg func([]string) any
+	// Not returns the condition that the boolean column col is false.
+	Not func(col string) string
+	// Join joins a message's channel or tag rows to the message with the label's index leading
+	// (SQLite's CROSS JOIN keeps the tables in the order written).
+	Join string
+	// ChannelFilter is the condition that message m, of any application, is on the channel bound
+	// as its one ? argument.
+	ChannelFilter string
 	// Time is a time as a statement argument.
 	Time func(time.Time) any
 	// ScanTime returns a scan destination that sets *t from a NOT NULL time column, in UTC.
@@ -29,4 +45,13 @@ type Dialect struct {
 	// ScanNullTime returns a scan destination that sets *t from a nullable time column: nil for
 	// NULL, else the time in UTC.
 	ScanNullTime func(t **time.Time) any
+}
+
+// Querier runs a store's reads: on its connection, or in one of its transactions. Errors come
+// back classified as the store classifies them.
+type Querier interface {
+	// Query runs query and calls each for every row, in order, until each fails.
+	Query(ctx context.Context, query string, args []any, each func(Scanner) error) error
+	// QueryRow runs query, whose one row its Scan reads.
+	QueryRow(ctx context.Context, query string, args ...any) Scanner
 }

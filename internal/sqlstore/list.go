@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -182,11 +183,20 @@ func numbered(q string) string {
 	}
 }
 
-// Page returns one page of l per opts (iterators as paging.Build sets them). fetch runs a query
-// and scans its rows; exists runs a query of one boolean.
-func Page[T any](l *List, opts hookd.ListOptions, keyOf func(*T) string,
-	fetch func(query string, args []any) ([]T, error), exists func(query string, args []any) (bool, error),
+// Page returns one page of l per opts (iterators as paging.Build sets them), its statements run
+// on q and its rows read with scan. An empty page's Data is empty, not nil.
+func Page[T any](ctx context.Context, q Querier, l *List, opts hookd.ListOptions,
+	scan func(Scanner) (T, error), keyOf func(*T) string,
 ) (*hookd.Page[T], error) {
+	fetch := func(query string, args []any) ([]T, error) {
+		data := []T{}
+		err := q.Query(ctx, query, args, func(r Scanner) error {
+			item, err := scan(r)
+			data = append(data, item)
+			return err
+		})
+		return data, err
+	}
 	limit := paging.Limit(opts.Limit)
 	if l.FromTime && l.NewestFirst && opts.Iterator == "" {
 		data, err := fetch(l.SQL(l.Cols, "", true, limit+1))
@@ -207,6 +217,9 @@ func Page[T any](l *List, opts hookd.ListOptions, keyOf func(*T) string,
 		return nil, err
 	}
 	return paging.Build(data, limit, backward, forward, opts.Iterator, keyOf, func(bound string, ascending bool) (bool, error) {
-		return exists(l.ExistsSQL(bound, ascending))
+		query, args := l.ExistsSQL(bound, ascending)
+		var found bool
+		err := q.QueryRow(ctx, query, args...).Scan(&found)
+		return found, err
 	})
 }

@@ -13,6 +13,16 @@ type Rows interface {
 	Err() error
 }
 
+// Each calls each for every row of rows, in order, until each fails.
+func Each(rows Rows, each func(Scanner) error) error {
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // Collect reads every row of rows with scan. No row gives nil. Errors are returned as the
 // driver gave them, for the store to classify.
 func Collect[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {

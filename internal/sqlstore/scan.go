@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/bus"
 	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
@@ -182,4 +183,63 @@ func RawJSON(b []byte) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(b)
+}
+
+// ScanToken reads a server token: hash, app_id, created_at, expires_at, read_only,
+// feature_flags.
+func (d *Dialect) ScanToken(r Scanner) (hookd.Token, error) {
+	var (
+		tok          hookd.Token
+		appID, flags sql.NullString
+	)
+	if err := r.Scan(&tok.Hash, &appID, d.ScanTime(&tok.CreatedAt), d.ScanNullTime(&tok.ExpiresAt),
+		&tok.ReadOnly, &flags); err != nil {
+		return tok, err
+	}
+	tok.AppID = appID.String
+	var err error
+	if tok.FeatureFlags, err = sqlcodec.DecodeStrings(flags); err != nil {
+		return tok, fmt.Errorf("feature flags: %w", err)
+	}
+	return tok, nil
+}
+
+// ScanSession reads a browser session: hash, token_hash, app_id, created_at, expires_at.
+func (d *Dialect) ScanSession(r Scanner) (hookd.Session, error) {
+	var (
+		s     hookd.Session
+		appID sql.NullString
+	)
+	err := r.Scan(&s.Hash, &s.TokenHash, &appID, d.ScanTime(&s.CreatedAt), d.ScanTime(&s.ExpiresAt))
+	s.AppID = appID.String
+	return s, err
+}
+
+// ScanIdempotentResponse reads a stored response: key, status, body, request_hash, created_at,
+// expires_at.
+func (d *Dialect) ScanIdempotentResponse(r Scanner) (hookd.IdempotentResponse, error) {
+	var resp hookd.IdempotentResponse
+	err := r.Scan(&resp.Key, &resp.Status, &resp.Body, &resp.RequestHash, d.ScanTime(&resp.CreatedAt),
+		d.ScanTime(&resp.ExpiresAt))
+	return resp, err
+}
+
+// ScanSigningKey reads an endpoint's signing key: secret, created_at, expires_at.
+func (d *Dialect) ScanSigningKey(r Scanner) (hookd.SigningKey, error) {
+	var k hookd.SigningKey
+	err := r.Scan(&k.Secret, d.ScanTime(&k.CreatedAt), d.ScanNullTime(&k.ExpiresAt))
+	return k, err
+}
+
+// ScanOutboxRecord reads an event of package bus's outbox: id, name, aggregate_id, payload,
+// occurred_at, status, attempts, next_attempt_at, last_error, created_at, updated_at.
+func (d *Dialect) ScanOutboxRecord(r Scanner) (bus.Record, error) {
+	var (
+		e      bus.Record
+		status string
+	)
+	err := r.Scan(&e.ID, &e.Name, &e.AggregateID, &e.Payload, d.ScanTime(&e.OccurredAt), &status, &e.Attempts,
+		d.ScanTime(&e.NextAttempt), &e.LastError, d.ScanTime(&e.CreatedAt), d.ScanTime(&e.UpdatedAt))
+	e.Status = bus.Status(status)
+	return e, err
 }
