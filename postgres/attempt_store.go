@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const attemptCols = `a.id, a.delivery_id, a.message_id, a.endpoint_id, a.app_id, a.number, a.trigger_kind, a.url,
@@ -13,11 +14,8 @@ const attemptCols = `a.id, a.delivery_id, a.message_id, a.endpoint_id, a.app_id,
 
 // GetAttempt finds an attempt by id.
 func (q *queries) GetAttempt(ctx context.Context, id string) (*hookd.Attempt, error) {
-	a, err := dialect.ScanAttempt(q.c.queryRow(ctx, `SELECT `+attemptCols+` FROM hookd_attempts a WHERE a.id = $1`, id))
-	if err != nil {
-		return nil, fmt.Errorf("get attempt %s: %w", id, classify(err))
-	}
-	return &a, nil
+	return sqlstore.Get(ctx, q.reader(), dialect.ScanAttempt, `SELECT `+attemptCols+` FROM hookd_attempts a WHERE a.id = $1`,
+		[]any{id}, "get attempt %s", id)
 }
 
 // ListAttempts lists attempts newest first.

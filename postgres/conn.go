@@ -107,7 +107,8 @@ func (r markedRows) Err() error             { return unavailable(r.rows.Err()) }
 // reader is q's connection or transaction as package sqlstore runs reads on it.
 func (q *queries) reader() sqlstore.Querier { return reader{q.c} }
 
-// reader runs package sqlstore's reads on a conn (whose errors are marked already).
+// reader runs package sqlstore's reads on a conn (whose errors are marked already); a row's
+// errors are classified.
 type reader struct{ c conn }
 
 func (r reader) Query(ctx context.Context, query string, args []any, each func(sqlstore.Scanner) error) error {
@@ -120,8 +121,13 @@ func (r reader) Query(ctx context.Context, query string, args []any, each func(s
 }
 
 func (r reader) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Scanner {
-	return r.c.queryRow(ctx, query, args...)
+	return classifiedRow{r.c.queryRow(ctx, query, args...)}
 }
+
+// classifiedRow is a row whose Scan errors are classified: no row is hookd.ErrNotFound.
+type classifiedRow struct{ r row }
+
+func (c classifiedRow) Scan(dest ...any) error { return classify(c.r.Scan(dest...)) }
 
 // collect runs query and scans every row, closing the rows before it returns (a pgx connection
 // runs nothing else while rows are open). No row gives nil.

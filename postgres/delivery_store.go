@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const deliveryCols = `d.id, d.message_id, d.endpoint_id, d.app_id, d.status, d.attempts, d.next_attempt_at,
@@ -13,33 +14,21 @@ const deliveryCols = `d.id, d.message_id, d.endpoint_id, d.app_id, d.status, d.a
 
 // GetDelivery finds a delivery by id.
 func (q *queries) GetDelivery(ctx context.Context, id string) (*hookd.Delivery, error) {
-	d, err := dialect.ScanDelivery(q.c.queryRow(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d WHERE d.id = $1`, id))
-	if err != nil {
-		return nil, fmt.Errorf("get delivery %s: %w", id, classify(err))
-	}
-	return &d, nil
+	return sqlstore.Get(ctx, q.reader(), dialect.ScanDelivery, `SELECT `+deliveryCols+` FROM hookd_deliveries d WHERE d.id = $1`,
+		[]any{id}, "get delivery %s", id)
 }
 
 // DueDeliveries returns pending deliveries due at or before before, after afterID, in id order,
 // walking the partial index of pending deliveries.
 func (q *queries) DueDeliveries(ctx context.Context, before time.Time, afterID string, limit int) ([]hookd.Delivery, error) {
-	out, err := collect(ctx, q.c, `SELECT `+deliveryCols+` FROM hookd_deliveries d
-		WHERE d.status = 'pending' AND d.id > $1 AND COALESCE(d.next_attempt_at, d.created_at) <= $2
-		ORDER BY d.id LIMIT $3`, []any{afterID, before, limit}, dialect.ScanDelivery)
-	if err != nil {
-		return nil, fmt.Errorf("due deliveries: %w", classify(err))
-	}
-	return out, nil
+	return dialect.DueDeliveries(ctx, q.reader(), deliveryCols, before, afterID, limit)
 }
 
 // GetDeliveryFor finds the delivery of a message to an endpoint.
 func (q *queries) GetDeliveryFor(ctx context.Context, messageID, endpointID string) (*hookd.Delivery, error) {
-	d, err := dialect.ScanDelivery(q.c.queryRow(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d
-		WHERE d.message_id = $1 AND d.endpoint_id = $2`, messageID, endpointID))
-	if err != nil {
-		return nil, fmt.Errorf("get delivery of message %s to endpoint %s: %w", messageID, endpointID, classify(err))
-	}
-	return &d, nil
+	return sqlstore.Get(ctx, q.reader(), dialect.ScanDelivery, `SELECT `+deliveryCols+` FROM hookd_deliveries d
+		WHERE d.message_id = $1 AND d.endpoint_id = $2`,
+		[]any{messageID, endpointID}, "get delivery of message %s to endpoint %s", messageID, endpointID)
 }
 
 // ListDeliveries lists deliveries oldest first.
@@ -152,33 +141,8 @@ func (t *txn) SetDeliveryStatus(ctx context.Context, id string, status hookd.Del
 	return nil
 }
 
-// deliveryCount is one row of DeliveryCountsByMessage: a message's deliveries in one status.
-type deliveryCount struct {
-	messageID, status string
-	n                 int
-}
-
 // DeliveryCountsByMessage counts the deliveries of ids by status in one statement
 // (hookd.DeliveryCounter).
 func (q *queries) DeliveryCountsByMessage(ctx context.Context, appID string, ids []string) (map[string]hookd.DeliveryCounts, error) {
-	out := make(map[string]hookd.DeliveryCounts)
-	if len(ids) == 0 {
-		return out, nil
-	}
-	counts, err := collect(ctx, q.c, `SELECT d.message_id, d.status, count(*) FROM hookd_deliveries d
-		WHERE d.app_id = $1 AND d.message_id = ANY ($2) GROUP BY d.message_id, d.status`,
-		[]any{appID, ids}, func(r row) (deliveryCount, error) {
-			var c deliveryCount
-			err := r.Scan(&c.messageID, &c.status, &c.n)
-			return c, err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("count deliveries of %d messages of application %s: %w", len(ids), appID, classify(err))
-	}
-	for _, c := range counts {
-		n := out[c.messageID]
-		n.Add(hookd.DeliveryStatus(c.status), c.n)
-		out[c.messageID] = n
-	}
-	return out, nil
+	return dialect.DeliveryCountsByMessage(ctx, q.reader(), appID, ids)
 }

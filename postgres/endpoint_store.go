@@ -7,6 +7,7 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.event_types::text, e.channels::text,
@@ -16,21 +17,15 @@ const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.
 
 // GetEndpoint finds an endpoint of the application by id or, failing that, by uid.
 func (q *queries) GetEndpoint(ctx context.Context, appID, idOrUID string) (*hookd.Endpoint, error) {
-	ep, err := dialect.ScanEndpoint(q.c.queryRow(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e
-		WHERE e.app_id = $1 AND (e.id = $2 OR e.uid = $2) ORDER BY e.id = $2 DESC LIMIT 1`, appID, idOrUID))
-	if err != nil {
-		return nil, fmt.Errorf("get endpoint %s of application %s: %w", idOrUID, appID, classify(err))
-	}
-	return &ep, nil
+	return sqlstore.Get(ctx, q.reader(), dialect.ScanEndpoint, `SELECT `+endpointCols+` FROM hookd_endpoints e
+		WHERE e.app_id = $1 AND (e.id = $2 OR e.uid = $2) ORDER BY e.id = $2 DESC LIMIT 1`,
+		[]any{appID, idOrUID}, "get endpoint %s of application %s", idOrUID, appID)
 }
 
 // GetEndpointByID finds an endpoint by id alone.
 func (q *queries) GetEndpointByID(ctx context.Context, id string) (*hookd.Endpoint, error) {
-	ep, err := dialect.ScanEndpoint(q.c.queryRow(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e WHERE e.id = $1`, id))
-	if err != nil {
-		return nil, fmt.Errorf("get endpoint %s: %w", id, classify(err))
-	}
-	return &ep, nil
+	return sqlstore.Get(ctx, q.reader(), dialect.ScanEndpoint, `SELECT `+endpointCols+` FROM hookd_endpoints e WHERE e.id = $1`,
+		[]any{id}, "get endpoint %s", id)
 }
 
 // ListEndpoints lists the application's endpoints oldest first.
@@ -40,23 +35,13 @@ func (q *queries) ListEndpoints(ctx context.Context, appID string, opts hookd.Li
 
 // EnabledEndpoints returns the application's enabled endpoints ordered by id.
 func (q *queries) EnabledEndpoints(ctx context.Context, appID string) ([]hookd.Endpoint, error) {
-	out, err := collect(ctx, q.c, `SELECT `+endpointCols+` FROM hookd_endpoints e
-		WHERE e.app_id = $1 AND NOT e.disabled ORDER BY e.id`, []any{appID}, dialect.ScanEndpoint)
-	if err != nil {
-		return nil, fmt.Errorf("enabled endpoints of application %s: %w", appID, err)
-	}
-	return out, nil
+	return dialect.EnabledEndpoints(ctx, q.reader(), endpointCols, appID)
 }
 
 // SigningKeys returns the endpoint's keys newest first (by creation time, then insertion), expired
 // ones included; none for an endpoint that does not exist.
 func (q *queries) SigningKeys(ctx context.Context, endpointID string) ([]hookd.SigningKey, error) {
-	out, err := collect(ctx, q.c, `SELECT secret, created_at, expires_at FROM hookd_endpoint_keys
-		WHERE endpoint_id = $1 ORDER BY created_at DESC, id DESC`, []any{endpointID}, dialect.ScanSigningKey)
-	if err != nil {
-		return nil, fmt.Errorf("signing keys of endpoint %s: %w", endpointID, err)
-	}
-	return out, nil
+	return dialect.SigningKeys(ctx, q.reader(), endpointID)
 }
 
 // InsertEndpoint writes the endpoint, every field as given (health included), and its first key.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 // A stored response is live while now < expires_at.
@@ -13,12 +14,9 @@ import (
 // GetIdempotentResponse finds a stored response by key; one that expired at or before now is
 // hookd.ErrNotFound.
 func (q *queries) GetIdempotentResponse(ctx context.Context, key string, now time.Time) (*hookd.IdempotentResponse, error) {
-	r, err := dialect.ScanIdempotentResponse(q.c.queryRow(ctx, `SELECT key, status, body, request_hash, created_at, expires_at FROM hookd_idempotency
-		WHERE key = $1 AND expires_at > $2`, key, now))
-	if err != nil {
-		return nil, fmt.Errorf("get idempotent response: %w", classify(err))
-	}
-	return &r, nil
+	return sqlstore.Get(ctx, q.reader(), dialect.ScanIdempotentResponse, `SELECT key, status, body, request_hash, created_at, expires_at FROM hookd_idempotency
+		WHERE key = $1 AND expires_at > $2`,
+		[]any{key, now}, "get idempotent response")
 }
 
 // PutIdempotentResponse first deletes every response expired at r.CreatedAt (through the index on

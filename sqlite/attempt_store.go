@@ -14,12 +14,8 @@ const attemptCols = `a.id, a.delivery_id, a.message_id, a.endpoint_id, a.app_id,
 
 // GetAttempt finds an attempt by id.
 func (q *queries) GetAttempt(ctx context.Context, id string) (*hookd.Attempt, error) {
-	row := q.q.QueryRowContext(ctx, `SELECT `+attemptCols+` FROM hookd_attempts a WHERE a.id = ?`, id)
-	a, err := dialect.ScanAttempt(row)
-	if err != nil {
-		return nil, fmt.Errorf("get attempt %s: %w", id, classify(err))
-	}
-	return &a, nil
+	return sqlstore.Get(ctx, q.reader(), dialect.ScanAttempt, `SELECT `+attemptCols+` FROM hookd_attempts a WHERE a.id = ?`,
+		[]any{id}, "get attempt %s", id)
 }
 
 // ListAttempts lists attempts newest first.

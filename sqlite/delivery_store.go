@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const deliveryCols = `d.id, d.message_id, d.endpoint_id, d.app_id, d.status, d.attempts, d.next_attempt_at,
@@ -24,46 +25,20 @@ const loadWorkSQL = `SELECT ` + deliveryCols + `, ` + messageCols + `
 
 // GetDelivery finds a delivery by id.
 func (q *queries) GetDelivery(ctx context.Context, id string) (*hookd.Delivery, error) {
-	row := q.q.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d WHERE d.id = ?`, id)
-	d, err := dialect.ScanDelivery(row)
-	if err != nil {
-		return nil, fmt.Errorf("get delivery %s: %w", id, classify(err))
-	}
-	return &d, nil
+	return sqlstore.Get(ctx, q.reader(), dialect.ScanDelivery, `SELECT `+deliveryCols+` FROM hookd_deliveries d WHERE d.id = ?`,
+		[]any{id}, "get delivery %s", id)
 }
 
 // DueDeliveries returns pending deliveries due at or before before, after afterID, in id order.
 func (q *queries) DueDeliveries(ctx context.Context, before time.Time, afterID string, limit int) ([]hookd.Delivery, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d
-		WHERE d.status = 'pending' AND d.id > ? AND COALESCE(d.next_attempt_at, d.created_at) <= ?
-		ORDER BY d.id LIMIT ?`, afterID, micros(before), limit)
-	if err != nil {
-		return nil, fmt.Errorf("due deliveries: %w", classify(err))
-	}
-	defer rows.Close()
-	var out []hookd.Delivery
-	for rows.Next() {
-		d, err := dialect.ScanDelivery(rows)
-		if err != nil {
-			return nil, fmt.Errorf("due deliveries: %w", err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("due deliveries: %w", classify(err))
-	}
-	return out, nil
+	return dialect.DueDeliveries(ctx, q.reader(), deliveryCols, before, afterID, limit)
 }
 
 // GetDeliveryFor finds the delivery of a message to an endpoint.
 func (q *queries) GetDeliveryFor(ctx context.Context, messageID, endpointID string) (*hookd.Delivery, error) {
-	row := q.q.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d
-		WHERE d.message_id = ? AND d.endpoint_id = ?`, messageID, endpointID)
-	d, err := dialect.ScanDelivery(row)
-	if err != nil {
-		return nil, fmt.Errorf("get delivery of message %s to endpoint %s: %w", messageID, endpointID, classify(err))
-	}
-	return &d, nil
+	return sqlstore.Get(ctx, q.reader(), dialect.ScanDelivery, `SELECT `+deliveryCols+` FROM hookd_deliveries d
+		WHERE d.message_id = ? AND d.endpoint_id = ?`,
+		[]any{messageID, endpointID}, "get delivery of message %s to endpoint %s", messageID, endpointID)
 }
 
 // ListDeliveries lists deliveries oldest first.
@@ -123,29 +98,5 @@ func (t *txn) SetDeliveryStatus(ctx context.Context, id string, status hookd.Del
 // DeliveryCountsByMessage counts the deliveries of ids by status in one statement
 // (hookd.DeliveryCounter).
 func (q *queries) DeliveryCountsByMessage(ctx context.Context, appID string, ids []string) (map[string]hookd.DeliveryCounts, error) {
-	out := make(map[string]hookd.DeliveryCounts)
-	if len(ids) == 0 {
-		return out, nil
-	}
-	rows, err := q.q.QueryContext(ctx, `SELECT d.message_id, d.status, count(*) FROM hookd_deliveries d
-		WHERE d.app_id = ? AND d.message_id IN (SELECT value FROM json_each(?)) GROUP BY d.message_id, d.status`,
-		appID, jsonList(ids))
-	if err != nil {
-		return nil, fmt.Errorf("count deliveries of %d messages of application %s: %w", len(ids), appID, classify(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, status string
-		var n int
-		if err := rows.Scan(&id, &status, &n); err != nil {
-			return nil, fmt.Errorf("count deliveries of %d messages of application %s: %w", len(ids), appID, unavailable(err))
-		}
-		c := out[id]
-		c.Add(hookd.DeliveryStatus(status), n)
-		out[id] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("count deliveries of %d messages of application %s: %w", len(ids), appID, unavailable(err))
-	}
-	return out, nil
+	return dialect.DeliveryCountsByMessage(ctx, q.reader(), appID, ids)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.event_types, e.channels,
@@ -19,13 +20,9 @@ const getEndpointByIDSQL = `SELECT ` + endpointCols + ` FROM hookd_endpoints e W
 
 // GetEndpoint finds an endpoint of the application by id or, failing that, by uid.
 func (q *queries) GetEndpoint(ctx context.Context, appID, idOrUID string) (*hookd.Endpoint, error) {
-	row := q.q.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e
-		WHERE e.app_id = ?1 AND (e.id = ?2 OR e.uid = ?2) ORDER BY e.id = ?2 DESC LIMIT 1`, appID, idOrUID)
-	ep, err := dialect.ScanEndpoint(row)
-	if err != nil {
-		return nil, fmt.Errorf("get endpoint %s of application %s: %w", idOrUID, appID, classify(err))
-	}
-	return &ep, nil
+	return sqlstore.Get(ctx, q.reader(), dialect.ScanEndpoint, `SELECT `+endpointCols+` FROM hookd_endpoints e
+		WHERE e.app_id = ?1 AND (e.id = ?2 OR e.uid = ?2) ORDER BY e.id = ?2 DESC LIMIT 1`,
+		[]any{appID, idOrUID}, "get endpoint %s of application %s", idOrUID, appID)
 }
 
 // GetEndpointByID finds an endpoint by id alone.
@@ -44,23 +41,13 @@ func (q *queries) ListEndpoints(ctx context.Context, appID string, opts hookd.Li
 
 // EnabledEndpoints returns the application's enabled endpoints ordered by id.
 func (q *queries) EnabledEndpoints(ctx context.Context, appID string) ([]hookd.Endpoint, error) {
-	out, err := collect(ctx, q.q, `SELECT `+endpointCols+` FROM hookd_endpoints e
-		WHERE e.app_id = ? AND e.disabled = 0 ORDER BY e.id`, []any{appID}, dialect.ScanEndpoint)
-	if err != nil {
-		return nil, fmt.Errorf("enabled endpoints of application %s: %w", appID, err)
-	}
-	return out, nil
+	return dialect.EnabledEndpoints(ctx, q.reader(), endpointCols, appID)
 }
 
 // SigningKeys returns the endpoint's keys newest first (by creation time, then insertion), expired
 // ones included; none for an endpoint that does not exist.
 func (q *queries) SigningKeys(ctx context.Context, endpointID string) ([]hookd.SigningKey, error) {
-	out, err := collect(ctx, q.q, `SELECT secret, created_at, expires_at FROM hookd_endpoint_keys
-		WHERE endpoint_id = ? ORDER BY created_at DESC, id DESC`, []any{endpointID}, dialect.ScanSigningKey)
-	if err != nil {
-		return nil, fmt.Errorf("signing keys of endpoint %s: %w", endpointID, err)
-	}
-	return out, nil
+	return dialect.SigningKeys(ctx, q.reader(), endpointID)
 }
 
 // InsertEndpoint writes the endpoint, every field as given (health included), and its first key.

@@ -15,35 +15,14 @@ const eventTypeCols = `t.name, t.description, t.schemas, t.feature_flags, t.grou
 
 // GetEventType finds an event type by name, archived or not.
 func (q *queries) GetEventType(ctx context.Context, name string) (*hookd.EventType, error) {
-	row := q.q.QueryRowContext(ctx, `SELECT `+eventTypeCols+` FROM hookd_event_types t WHERE t.name = ?`, name)
-	et, err := dialect.ScanEventType(row)
-	if err != nil {
-		return nil, fmt.Errorf("get event type %s: %w", name, classify(err))
-	}
-	return &et, nil
+	return sqlstore.Get(ctx, q.reader(), dialect.ScanEventType, `SELECT `+eventTypeCols+` FROM hookd_event_types t WHERE t.name = ?`,
+		[]any{name}, "get event type %s", name)
 }
 
 // ActiveEventTypes finds the unarchived event types among names in one statement
 // (hookd.EventTypeBatchReader).
 func (q *queries) ActiveEventTypes(ctx context.Context, names []string) (map[string]bool, error) {
-	out := make(map[string]bool)
-	if len(names) == 0 {
-		return out, nil
-	}
-	found, err := collect(ctx, q.q, `SELECT t.name FROM hookd_event_types t
-		WHERE t.archived = 0 AND t.name IN (SELECT value FROM json_each(?))`, []any{jsonList(names)},
-		func(r sqlstore.Scanner) (string, error) {
-			var name string
-			err := r.Scan(&name)
-			return name, err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("find %d event types: %w", len(names), err)
-	}
-	for _, name := range found {
-		out[name] = true
-	}
-	return out, nil
+	return dialect.ActiveEventTypes(ctx, q.reader(), names)
 }
 
 // ListEventTypes lists event types by name.

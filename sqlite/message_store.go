@@ -22,31 +22,14 @@ const insertMessageSQL = `INSERT INTO hookd_messages (id, app_id, event_id, even
 
 // GetMessage finds a message of the application by id or, failing that, by event id.
 func (q *queries) GetMessage(ctx context.Context, appID, idOrEventID string) (*hookd.Message, error) {
-	row := q.q.QueryRowContext(ctx, `SELECT `+messageCols+` FROM hookd_messages m
+	return sqlstore.Get(ctx, q.reader(), dialect.ScanMessage, `SELECT `+messageCols+` FROM hookd_messages m
 		WHERE m.app_id = ?1 AND (m.id = ?2 OR m.event_id = ?2) ORDER BY m.id = ?2 DESC LIMIT 1`,
-		appID, idOrEventID)
-	msg, err := dialect.ScanMessage(row)
-	if err != nil {
-		return nil, fmt.Errorf("get message %s of application %s: %w", idOrEventID, appID, classify(err))
-	}
-	return &msg, nil
+		[]any{appID, idOrEventID}, "get message %s of application %s", idOrEventID, appID)
 }
 
 // GetMessagesByID reads the messages of ids in one statement (hookd.MessageBatchReader).
 func (q *queries) GetMessagesByID(ctx context.Context, appID string, ids []string) (map[string]hookd.Message, error) {
-	out := make(map[string]hookd.Message)
-	if len(ids) == 0 {
-		return out, nil
-	}
-	msgs, err := collect(ctx, q.q, `SELECT `+messageCols+` FROM hookd_messages m
-		WHERE m.app_id = ? AND m.id IN (SELECT value FROM json_each(?))`, []any{appID, jsonList(ids)}, dialect.ScanMessage)
-	if err != nil {
-		return nil, fmt.Errorf("get %d messages of application %s: %w", len(ids), appID, err)
-	}
-	for _, m := range msgs {
-		out[m.ID] = m
-	}
-	return out, nil
+	return dialect.MessagesByID(ctx, q.reader(), messageCols, appID, ids)
 }
 
 // ListMessages lists messages newest first.

@@ -138,11 +138,10 @@ func (s sqlQuerier) Query(ctx context.Context, query string, args []any, each fu
 }
 
 func (s sqlQuerier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Scanner {
-	return unavailableRow{s.q.QueryRowContext(ctx, query, args...)}
+	return classifiedRow{s.q.QueryRowContext(ctx, query, args...)}
 }
 
-// unavailableRow is a row whose Scan marks a fault of the file hookd.ErrUnavailable (see
-// unavailable).
-type unavailableRow struct{ r *sql.Row }
+// classifiedRow is a row whose Scan errors are classified: no row is hookd.ErrNotFound.
+type classifiedRow struct{ r *sql.Row }
 
-func (u unavailableRow) Scan(dest ...any) error { return unavailable(u.r.Scan(dest...)) }
+func (c classifiedRow) Scan(dest ...any) error { return classify(c.r.Scan(dest...)) }

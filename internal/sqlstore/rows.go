@@ -1,5 +1,10 @@
 package sqlstore
 
+import (
+	"context"
+	"fmt"
+)
+
 // Scanner is one result row: *sql.Row, *sql.Rows, pgx.Row or pgx.Rows.
 type Scanner interface {
 	Scan(dest ...any) error
@@ -60,3 +65,15 @@ func Unique(v []string) []string {
 // the list tests each of the application's messages against the set, in one parameter, so a
 // filter may name any number of event types.
 const MaxTypeBranches = 32
+
+// Get runs query, whose one row scan reads. An error is wrapped as format names the operation
+// (with what as its arguments); no row is hookd.ErrNotFound when q classifies as the stores do.
+func Get[T any](ctx context.Context, q Querier, scan func(Scanner) (T, error), query string, args []any,
+	format string, what ...any,
+) (*T, error) {
+	item, err := scan(q.QueryRow(ctx, query, args...))
+	if err != nil {
+		return nil, fmt.Errorf(format+": %w", append(what, err)...)
+	}
+	return &item, nil
+}
