@@ -104,6 +104,15 @@ type markedRows struct{ rows }
 func (r markedRows) Scan(dest ...any) error { return unavailable(r.rows.Scan(dest...)) }
 func (r markedRows) Err() error             { return unavailable(r.rows.Err()) }
 
+// sharedReads names the embedded sqlstore.Reads unexported: its methods are the store's, the
+// value itself stays inside the package.
+type sharedReads = sqlstore.Reads
+
+// newQueries returns the statements of the store on c, the reads of package sqlstore among them.
+func newQueries(c conn) queries {
+	return queries{sharedReads: sqlstore.NewReads(dialect, reader{c}, &columns), c: c}
+}
+
 // reader is q's connection or transaction as package sqlstore runs reads on it.
 func (q *queries) reader() sqlstore.Querier { return reader{q.c} }
 

@@ -91,3 +91,9 @@ func (d *nullUTCTime) Scan(src any) error {
 	*d.t = &t
 	return nil
 }
+
+// columns are the store's column lists for package sqlstore's reads.
+var columns = sqlstore.Columns{
+	Application: applicationCols, Endpoint: endpointCols, EventType: eventTypeCols,
+	OperationalEvent: operationalEventCols, Delivery: deliveryCols, Attempt: attemptCols, Message: messageCols,
+}

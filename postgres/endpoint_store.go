@@ -28,22 +28,6 @@ func (q *queries) GetEndpointByID(ctx context.Context, id string) (*hookd.Endpoi
 		[]any{id}, "get endpoint %s", id)
 }
 
-// ListEndpoints lists the application's endpoints oldest first.
-func (q *queries) ListEndpoints(ctx context.Context, appID string, opts hookd.ListOptions) (*hookd.Page[hookd.Endpoint], error) {
-	return dialect.ListEndpoints(ctx, q.reader(), endpointCols, appID, opts)
-}
-
-// EnabledEndpoints returns the application's enabled endpoints ordered by id.
-func (q *queries) EnabledEndpoints(ctx context.Context, appID string) ([]hookd.Endpoint, error) {
-	return dialect.EnabledEndpoints(ctx, q.reader(), endpointCols, appID)
-}
-
-// SigningKeys returns the endpoint's keys newest first (by creation time, then insertion), expired
-// ones included; none for an endpoint that does not exist.
-func (q *queries) SigningKeys(ctx context.Context, endpointID string) ([]hookd.SigningKey, error) {
-	return dialect.SigningKeys(ctx, q.reader(), endpointID)
-}
-
 // InsertEndpoint writes the endpoint, every field as given (health included), and its first key.
 // A missing application is hookd.ErrNotFound; a uid taken in the application, hookd.ErrConflict.
 func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.SigningKey) error {

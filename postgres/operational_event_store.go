@@ -10,11 +10,6 @@ import (
 
 const operationalEventCols = `o.id, o.type, o.app_id, o.endpoint_id, o.message_id, o.reason, o.at`
 
-// ListOperationalEvents lists operational events oldest first.
-func (q *queries) ListOperationalEvents(ctx context.Context, opts hookd.ListOptions) (*hookd.Page[hookd.OperationalEvent], error) {
-	return dialect.ListOperationalEvents(ctx, q.reader(), operationalEventCols, opts)
-}
-
 // InsertOperationalEvents writes operational events, in one statement. They reference nothing:
 // they outlive the applications, endpoints and messages they name.
 func (t *txn) InsertOperationalEvents(ctx context.Context, evs []hookd.OperationalEvent) error {

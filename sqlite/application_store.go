@@ -18,11 +18,6 @@ func (q *queries) GetApplication(ctx context.Context, idOrUID string) (*hookd.Ap
 		[]any{idOrUID}, "get application %s", idOrUID)
 }
 
-// ListApplications lists applications oldest first.
-func (q *queries) ListApplications(ctx context.Context, opts hookd.ListOptions) (*hookd.Page[hookd.Application], error) {
-	return dialect.ListApplications(ctx, q.reader(), applicationCols, opts)
-}
-
 // InsertApplication writes a new application.
 func (t *txn) InsertApplication(ctx context.Context, app *hookd.Application) error {
 	metadata, err := sqlcodec.EncodeMap(app.Metadata)

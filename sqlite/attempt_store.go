@@ -18,11 +18,6 @@ func (q *queries) GetAttempt(ctx context.Context, id string) (*hookd.Attempt, er
 		[]any{id}, "get attempt %s", id)
 }
 
-// ListAttempts lists attempts newest first.
-func (q *queries) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hookd.Page[hookd.Attempt], error) {
-	return dialect.ListAttempts(ctx, q.reader(), attemptCols, f)
-}
-
 // ExpungeAttemptResponse replaces the attempt's captured response with hookd.ExpungedResponse and
 // clears its response headers; a missing attempt is hookd.ErrNotFound.
 func (t *txn) ExpungeAttemptResponse(ctx context.Context, attemptID string) error {

@@ -29,21 +29,11 @@ func (q *queries) GetDelivery(ctx context.Context, id string) (*hookd.Delivery, 
 		[]any{id}, "get delivery %s", id)
 }
 
-// DueDeliveries returns pending deliveries due at or before before, after afterID, in id order.
-func (q *queries) DueDeliveries(ctx context.Context, before time.Time, afterID string, limit int) ([]hookd.Delivery, error) {
-	return dialect.DueDeliveries(ctx, q.reader(), deliveryCols, before, afterID, limit)
-}
-
 // GetDeliveryFor finds the delivery of a message to an endpoint.
 func (q *queries) GetDeliveryFor(ctx context.Context, messageID, endpointID string) (*hookd.Delivery, error) {
 	return sqlstore.Get(ctx, q.reader(), dialect.ScanDelivery, `SELECT `+deliveryCols+` FROM hookd_deliveries d
 		WHERE d.message_id = ? AND d.endpoint_id = ?`,
 		[]any{messageID, endpointID}, "get delivery of message %s to endpoint %s", messageID, endpointID)
-}
-
-// ListDeliveries lists deliveries oldest first.
-func (q *queries) ListDeliveries(ctx context.Context, f hookd.DeliveryFilter) (*hookd.Page[hookd.Delivery], error) {
-	return dialect.ListDeliveries(ctx, q.reader(), deliveryCols, f)
 }
 
 // LoadWork reads a delivery and its message in one statement.
@@ -93,10 +83,4 @@ func (t *txn) SetDeliveryStatus(ctx context.Context, id string, status hookd.Del
 		return fmt.Errorf("set delivery %s status %s: %w", id, status, err)
 	}
 	return nil
-}
-
-// DeliveryCountsByMessage counts the deliveries of ids by status in one statement
-// (hookd.DeliveryCounter).
-func (q *queries) DeliveryCountsByMessage(ctx context.Context, appID string, ids []string) (map[string]hookd.DeliveryCounts, error) {
-	return dialect.DeliveryCountsByMessage(ctx, q.reader(), appID, ids)
 }

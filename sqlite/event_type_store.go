@@ -19,17 +19,6 @@ func (q *queries) GetEventType(ctx context.Context, name string) (*hookd.EventTy
 		[]any{name}, "get event type %s", name)
 }
 
-// ActiveEventTypes finds the unarchived event types among names in one statement
-// (hookd.EventTypeBatchReader).
-func (q *queries) ActiveEventTypes(ctx context.Context, names []string) (map[string]bool, error) {
-	return dialect.ActiveEventTypes(ctx, q.reader(), names)
-}
-
-// ListEventTypes lists event types by name.
-func (q *queries) ListEventTypes(ctx context.Context, includeArchived bool, opts hookd.ListOptions) (*hookd.Page[hookd.EventType], error) {
-	return dialect.ListEventTypes(ctx, q.reader(), eventTypeCols, includeArchived, opts)
-}
-
 // UpsertEventType creates the event type or updates every field of it but CreatedAt. Archived is
 // written as given, so an upsert with Archived false (the usual case) un-archives.
 func (t *txn) UpsertEventType(ctx context.Context, et *hookd.EventType) error {

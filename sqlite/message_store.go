@@ -27,16 +27,6 @@ func (q *queries) GetMessage(ctx context.Context, appID, idOrEventID string) (*h
 		[]any{appID, idOrEventID}, "get message %s of application %s", idOrEventID, appID)
 }
 
-// GetMessagesByID reads the messages of ids in one statement (hookd.MessageBatchReader).
-func (q *queries) GetMessagesByID(ctx context.Context, appID string, ids []string) (map[string]hookd.Message, error) {
-	return dialect.MessagesByID(ctx, q.reader(), messageCols, appID, ids)
-}
-
-// ListMessages lists messages newest first.
-func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hookd.Page[hookd.Message], error) {
-	return dialect.ListMessages(ctx, q.reader(), messageCols, f)
-}
-
 // InsertMessage writes msg unless the application already has a message with its event id; then
 // it returns that message and inserted false. A missing application is hookd.ErrNotFound.
 func (t *txn) InsertMessage(ctx context.Context, msg *hookd.Message) (*hookd.Message, bool, error) {

@@ -12,11 +12,6 @@ const operationalEventCols = `o.id, o.type, o.app_id, o.endpoint_id, o.message_i
 const insertOperationalEventSQL = `INSERT INTO hookd_operational_events
 	(id, type, app_id, endpoint_id, message_id, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 
-// ListOperationalEvents lists operational events oldest first.
-func (q *queries) ListOperationalEvents(ctx context.Context, opts hookd.ListOptions) (*hookd.Page[hookd.OperationalEvent], error) {
-	return dialect.ListOperationalEvents(ctx, q.reader(), operationalEventCols, opts)
-}
-
 // InsertOperationalEvents writes operational events. They reference nothing: they outlive the
 // applications, endpoints and messages they name.
 func (t *txn) InsertOperationalEvents(ctx context.Context, evs []hookd.OperationalEvent) error {

@@ -20,9 +20,20 @@ type querier interface {
 // queries runs statements on the database (the Store's reads) or on one transaction (a Tx's reads
 // and writes).
 type queries struct {
-	q     querier
-	tx    *sql.Tx // nil outside a transaction
-	stmts *statements
+	sharedReads // the reads written once in package sqlstore, on q
+	q           querier
+	tx          *sql.Tx // nil outside a transaction
+	stmts       *statements
+}
+
+// sharedReads names the embedded sqlstore.Reads unexported: its methods are the store's, the
+// value itself stays inside the package.
+type sharedReads = sqlstore.Reads
+
+// newQueries returns the statements of the store on q (tx when q is one), the reads of package
+// sqlstore among them.
+func newQueries(q querier, tx *sql.Tx, stmts *statements) queries {
+	return queries{sharedReads: sqlstore.NewReads(dialect, sqlQuerier{q}, &columns), q: q, tx: tx, stmts: stmts}
 }
 
 // stmt returns a statement prepared once at Open, bound to the transaction when there is one.

@@ -55,3 +55,23 @@ type Querier interface {
 	// QueryRow runs query, whose one row its Scan reads.
 	QueryRow(ctx context.Context, query string, args ...any) Scanner
 }
+
+// Reads are the reads written once in this package (the lists, the batch and filter reads), run
+// on one store's connection or transaction. A store's reader type embeds it, so that these
+// methods are the store's.
+type Reads struct {
+	dialect *Dialect
+	q       Querier
+	cols    *Columns
+}
+
+// NewReads returns the reads of d's store, run on q, with the store's column lists.
+func NewReads(d *Dialect, q Querier, cols *Columns) Reads {
+	return Reads{dialect: d, q: q, cols: cols}
+}
+
+// Columns are a store's column lists, each in the order its entity's scanner reads (for a
+// dialect, a list may cast a column, such as PostgreSQL's jsonb to text).
+type Columns struct {
+	Application, Endpoint, EventType, OperationalEvent, Delivery, Attempt, Message string
+}

@@ -11,7 +11,8 @@ import (
 // the store's column list for the entity, in the order its scanner reads.
 
 // ListApplications lists applications oldest first.
-func (d *Dialect) ListApplications(ctx context.Context, q Querier, cols string, opts hookd.ListOptions) (*hookd.Page[hookd.Application], error) {
+func (r Reads) ListApplications(ctx context.Context, opts hookd.ListOptions) (*hookd.Page[hookd.Application], error) {
+	d, q, cols := r.dialect, r.q, r.cols.Application
 	l := NewList(d, cols, "hookd_applications a", "a.id")
 	page, err := Page(ctx, q, l, opts, d.ScanApplication, func(a *hookd.Application) string { return a.ID })
 	if err != nil {
@@ -21,7 +22,8 @@ func (d *Dialect) ListApplications(ctx context.Context, q Querier, cols string, 
 }
 
 // ListEndpoints lists the application's endpoints oldest first.
-func (d *Dialect) ListEndpoints(ctx context.Context, q Querier, cols, appID string, opts hookd.ListOptions) (*hookd.Page[hookd.Endpoint], error) {
+func (r Reads) ListEndpoints(ctx context.Context, appID string, opts hookd.ListOptions) (*hookd.Page[hookd.Endpoint], error) {
+	d, q, cols := r.dialect, r.q, r.cols.Endpoint
 	l := NewList(d, cols, "hookd_endpoints e", "e.id")
 	l.Filter("e.app_id = ?", appID)
 	page, err := Page(ctx, q, l, opts, d.ScanEndpoint, func(e *hookd.Endpoint) string { return e.ID })
@@ -32,7 +34,8 @@ func (d *Dialect) ListEndpoints(ctx context.Context, q Querier, cols, appID stri
 }
 
 // ListEventTypes lists event types by name, the archived ones too when includeArchived.
-func (d *Dialect) ListEventTypes(ctx context.Context, q Querier, cols string, includeArchived bool, opts hookd.ListOptions) (*hookd.Page[hookd.EventType], error) {
+func (r Reads) ListEventTypes(ctx context.Context, includeArchived bool, opts hookd.ListOptions) (*hookd.Page[hookd.EventType], error) {
+	d, q, cols := r.dialect, r.q, r.cols.EventType
 	l := NewList(d, cols, "hookd_event_types t", "t.name")
 	if !includeArchived {
 		l.Filter(d.Not("t.archived"))
@@ -45,7 +48,8 @@ func (d *Dialect) ListEventTypes(ctx context.Context, q Querier, cols string, in
 }
 
 // ListOperationalEvents lists operational events oldest first.
-func (d *Dialect) ListOperationalEvents(ctx context.Context, q Querier, cols string, opts hookd.ListOptions) (*hookd.Page[hookd.OperationalEvent], error) {
+func (r Reads) ListOperationalEvents(ctx context.Context, opts hookd.ListOptions) (*hookd.Page[hookd.OperationalEvent], error) {
+	d, q, cols := r.dialect, r.q, r.cols.OperationalEvent
 	l := NewList(d, cols, "hookd_operational_events o", "o.id")
 	page, err := Page(ctx, q, l, opts, d.ScanOperationalEvent, func(ev *hookd.OperationalEvent) string { return ev.ID })
 	if err != nil {
@@ -55,7 +59,8 @@ func (d *Dialect) ListOperationalEvents(ctx context.Context, q Querier, cols str
 }
 
 // ListDeliveries lists deliveries oldest first.
-func (d *Dialect) ListDeliveries(ctx context.Context, q Querier, cols string, f hookd.DeliveryFilter) (*hookd.Page[hookd.Delivery], error) {
+func (r Reads) ListDeliveries(ctx context.Context, f hookd.DeliveryFilter) (*hookd.Page[hookd.Delivery], error) {
+	d, q, cols := r.dialect, r.q, r.cols.Delivery
 	l := NewList(d, cols, "hookd_deliveries d", "d.id")
 	l.Equal("d.message_id", f.MessageID)
 	l.Equal("d.endpoint_id", f.EndpointID)
@@ -77,7 +82,8 @@ func (d *Dialect) ListDeliveries(ctx context.Context, q Querier, cols string, f 
 }
 
 // ListAttempts lists attempts newest first.
-func (d *Dialect) ListAttempts(ctx context.Context, q Querier, cols string, f hookd.AttemptFilter) (*hookd.Page[hookd.Attempt], error) {
+func (r Reads) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hookd.Page[hookd.Attempt], error) {
+	d, q, cols := r.dialect, r.q, r.cols.Attempt
 	l := NewList(d, cols, "hookd_attempts a", "a.id")
 	l.NewestFirst = true
 	l.Equal("a.delivery_id", f.DeliveryID)
@@ -112,7 +118,8 @@ func (d *Dialect) ListAttempts(ctx context.Context, q Querier, cols string, f ho
 
 // ListMessages lists messages newest first. With an application, a tag's or a channel's index
 // leads; more than MaxTypeBranches event types are tested message by message against one list.
-func (d *Dialect) ListMessages(ctx context.Context, q Querier, cols string, f hookd.MessageFilter) (*hookd.Page[hookd.Message], error) {
+func (r Reads) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hookd.Page[hookd.Message], error) {
+	d, q, cols := r.dialect, r.q, r.cols.Message
 	l := NewList(d, cols, "hookd_messages m", "m.id")
 	l.NewestFirst = true
 	switch {

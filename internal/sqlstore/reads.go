@@ -19,9 +19,10 @@ func (d *Dialect) Bind(q string) string {
 	return q
 }
 
-// MessagesByID reads the application's messages among ids in one statement
+// GetMessagesByID reads the application's messages among ids in one statement
 // (hookd.MessageBatchReader).
-func (d *Dialect) MessagesByID(ctx context.Context, q Querier, cols, appID string, ids []string) (map[string]hookd.Message, error) {
+func (r Reads) GetMessagesByID(ctx context.Context, appID string, ids []string) (map[string]hookd.Message, error) {
+	d, q, cols := r.dialect, r.q, r.cols.Message
 	out := make(map[string]hookd.Message)
 	if len(ids) == 0 {
 		return out, nil
@@ -40,7 +41,8 @@ func (d *Dialect) MessagesByID(ctx context.Context, q Querier, cols, appID strin
 
 // ActiveEventTypes finds the unarchived event types among names in one statement
 // (hookd.EventTypeBatchReader).
-func (d *Dialect) ActiveEventTypes(ctx context.Context, q Querier, names []string) (map[string]bool, error) {
+func (r Reads) ActiveEventTypes(ctx context.Context, names []string) (map[string]bool, error) {
+	d, q := r.dialect, r.q
 	out := make(map[string]bool)
 	if len(names) == 0 {
 		return out, nil
@@ -60,7 +62,8 @@ func (d *Dialect) ActiveEventTypes(ctx context.Context, q Querier, names []strin
 
 // DeliveryCountsByMessage counts the deliveries of each of the application's messages among ids
 // by status, in one statement.
-func (d *Dialect) DeliveryCountsByMessage(ctx context.Context, q Querier, appID string, ids []string) (map[string]hookd.DeliveryCounts, error) {
+func (r Reads) DeliveryCountsByMessage(ctx context.Context, appID string, ids []string) (map[string]hookd.DeliveryCounts, error) {
+	d, q := r.dialect, r.q
 	out := make(map[string]hookd.DeliveryCounts)
 	if len(ids) == 0 {
 		return out, nil
@@ -87,7 +90,8 @@ func (d *Dialect) DeliveryCountsByMessage(ctx context.Context, q Querier, appID 
 }
 
 // DueDeliveries returns pending deliveries due at or before before, after afterID, in id order.
-func (d *Dialect) DueDeliveries(ctx context.Context, q Querier, cols string, before time.Time, afterID string, limit int) ([]hookd.Delivery, error) {
+func (r Reads) DueDeliveries(ctx context.Context, before time.Time, afterID string, limit int) ([]hookd.Delivery, error) {
+	d, q, cols := r.dialect, r.q, r.cols.Delivery
 	out, err := collectFrom(ctx, q, d.Bind(`SELECT `+cols+` FROM hookd_deliveries d
 		WHERE d.status = 'pending' AND d.id > ? AND COALESCE(d.next_attempt_at, d.created_at) <= ?
 		ORDER BY d.id LIMIT ?`), []any{afterID, d.Time(before), limit}, d.ScanDelivery)
@@ -98,7 +102,8 @@ func (d *Dialect) DueDeliveries(ctx context.Context, q Querier, cols string, bef
 }
 
 // EnabledEndpoints returns the application's enabled endpoints ordered by id.
-func (d *Dialect) EnabledEndpoints(ctx context.Context, q Querier, cols, appID string) ([]hookd.Endpoint, error) {
+func (r Reads) EnabledEndpoints(ctx context.Context, appID string) ([]hookd.Endpoint, error) {
+	d, q, cols := r.dialect, r.q, r.cols.Endpoint
 	out, err := collectFrom(ctx, q, d.Bind(`SELECT `+cols+` FROM hookd_endpoints e
 		WHERE e.app_id = ? AND `+d.Not("e.disabled")+` ORDER BY e.id`), []any{appID}, d.ScanEndpoint)
 	if err != nil {
@@ -109,7 +114,8 @@ func (d *Dialect) EnabledEndpoints(ctx context.Context, q Querier, cols, appID s
 
 // SigningKeys returns the endpoint's keys newest first (by creation time, then insertion),
 // expired ones included; none for an endpoint that does not exist.
-func (d *Dialect) SigningKeys(ctx context.Context, q Querier, endpointID string) ([]hookd.SigningKey, error) {
+func (r Reads) SigningKeys(ctx context.Context, endpointID string) ([]hookd.SigningKey, error) {
+	d, q := r.dialect, r.q
 	out, err := collectFrom(ctx, q, d.Bind(`SELECT secret, created_at, expires_at FROM hookd_endpoint_keys
 		WHERE endpoint_id = ? ORDER BY created_at DESC, id DESC`), []any{endpointID}, d.ScanSigningKey)
 	if err != nil {
