@@ -117,7 +117,7 @@ func (r Reads) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hookd.
 }
 
 // ListMessages lists messages newest first. With an application, a tag's or a channel's index
-// leads; more than MaxTypeBranches event types are tested message by message against one list.
+// leads; more than maxTypeBranches event types are tested message by message against one list.
 func (r Reads) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hookd.Page[hookd.Message], error) {
 	d, q, cols := r.dialect, r.q, r.cols.Message
 	l := NewList(d, cols, "hookd_messages m", "m.id")
@@ -144,7 +144,7 @@ func (r Reads) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hookd.
 	if f.Tag != "" && f.AppID == "" {
 		l.Filter("EXISTS (SELECT 1 FROM hookd_message_tags g WHERE g.message_id = m.id AND g.tag = ?)", f.Tag)
 	}
-	if types := Unique(f.EventTypes); len(types) > MaxTypeBranches {
+	if types := Unique(f.EventTypes); len(types) > maxTypeBranches {
 		l.Filter(d.InList("m.event_type"), d.ListArg(types))
 	} else if len(types) > 0 {
 		conds := make([]Condition, len(types))

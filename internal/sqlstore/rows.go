@@ -61,10 +61,10 @@ func Unique(v []string) []string {
 	return out
 }
 
-// MaxTypeBranches bounds the event types a message list walks one index range each for; past it
+// maxTypeBranches bounds the event types a message list walks one index range each for; past it
 // the list tests each of the application's messages against the set, in one parameter, so a
 // filter may name any number of event types.
-const MaxTypeBranches = 32
+const maxTypeBranches = 32
 
 // Get runs query, whose one row scan reads. An error is wrapped as format names the operation
 // (with what as its arguments); no row is hookd.ErrNotFound when q classifies as the stores do.

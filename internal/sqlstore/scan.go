@@ -74,7 +74,7 @@ func (d *Dialect) ScanEventType(r Scanner) (hookd.EventType, error) {
 		return et, fmt.Errorf("event type %s: feature flags: %w", et.Name, err)
 	}
 	et.FeatureFlags, et.FeatureFlag = decoded, FirstFlag(decoded)
-	et.Schemas = RawJSON(schemas)
+	et.Schemas = rawJSON(schemas)
 	return et, nil
 }
 
@@ -154,7 +154,7 @@ func (d *Dialect) MessageDest(msg *hookd.Message) ([]any, func() error) {
 		if msg.Tags, err = sqlcodec.DecodeStrings(tags); err != nil {
 			return err
 		}
-		msg.Payload = RawJSON(payload)
+		msg.Payload = rawJSON(payload)
 		return nil
 	}
 }
@@ -177,8 +177,8 @@ func (d *Dialect) ScanOperationalEvent(r Scanner) (hookd.OperationalEvent, error
 	return ev, err
 }
 
-// RawJSON is a JSON column's bytes as read, nil for NULL.
-func RawJSON(b []byte) json.RawMessage {
+// rawJSON is a JSON column's bytes as read, nil for NULL.
+func rawJSON(b []byte) json.RawMessage {
 	if b == nil {
 		return nil
 	}
