@@ -6,17 +6,9 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const applicationCols = `a.id, a.uid, a.name, a.throttle_rate, a.metadata::text, a.created_at, a.updated_at`
-
-// GetApplication finds an application by id or, failing that, by uid.
-func (q *queries) GetApplication(ctx context.Context, idOrUID string) (*hookd.Application, error) {
-	return sqlstore.Get(ctx, q.reader(), dialect.ScanApplication, `SELECT `+applicationCols+` FROM hookd_applications a
-		WHERE a.id = $1 OR a.uid = $1 ORDER BY a.id = $1 DESC LIMIT 1`,
-		[]any{idOrUID}, "get application %s", idOrUID)
-}
 
 // InsertApplication writes a new application. An id or uid taken is hookd.ErrConflict.
 func (t *txn) InsertApplication(ctx context.Context, app *hookd.Application) error {

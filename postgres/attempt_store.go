@@ -6,17 +6,10 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const attemptCols = `a.id, a.delivery_id, a.message_id, a.endpoint_id, a.app_id, a.number, a.trigger_kind, a.url,
 	a.at, a.duration_us, a.status_code, a.success, a.error, a.response, a.request_headers, a.response_headers`
-
-// GetAttempt finds an attempt by id.
-func (q *queries) GetAttempt(ctx context.Context, id string) (*hookd.Attempt, error) {
-	return sqlstore.Get(ctx, q.reader(), dialect.ScanAttempt, `SELECT `+attemptCols+` FROM hookd_attempts a WHERE a.id = $1`,
-		[]any{id}, "get attempt %s", id)
-}
 
 // ExpungeAttemptResponse replaces the attempt's captured response with hookd.ExpungedResponse and
 // clears its response headers; a missing attempt is hookd.ErrNotFound. The response is bytea: a receiver's body may hold any bytes.

@@ -6,24 +6,10 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const deliveryCols = `d.id, d.message_id, d.endpoint_id, d.app_id, d.status, d.attempts, d.next_attempt_at,
 	d.last_error, d.created_at, d.updated_at`
-
-// GetDelivery finds a delivery by id.
-func (q *queries) GetDelivery(ctx context.Context, id string) (*hookd.Delivery, error) {
-	return sqlstore.Get(ctx, q.reader(), dialect.ScanDelivery, `SELECT `+deliveryCols+` FROM hookd_deliveries d WHERE d.id = $1`,
-		[]any{id}, "get delivery %s", id)
-}
-
-// GetDeliveryFor finds the delivery of a message to an endpoint.
-func (q *queries) GetDeliveryFor(ctx context.Context, messageID, endpointID string) (*hookd.Delivery, error) {
-	return sqlstore.Get(ctx, q.reader(), dialect.ScanDelivery, `SELECT `+deliveryCols+` FROM hookd_deliveries d
-		WHERE d.message_id = $1 AND d.endpoint_id = $2`,
-		[]any{messageID, endpointID}, "get delivery of message %s to endpoint %s", messageID, endpointID)
-}
 
 // LoadWork reads a delivery and its message in one statement.
 func (q *queries) LoadWork(ctx context.Context, deliveryID string) (*hookd.Delivery, *hookd.Message, error) {

@@ -13,12 +13,6 @@ import (
 const eventTypeCols = `t.name, t.description, t.schemas::text, t.feature_flags::text, t.group_name, t.deprecated,
 	t.archived, t.created_at, t.updated_at`
 
-// GetEventType finds an event type by name, archived or not.
-func (q *queries) GetEventType(ctx context.Context, name string) (*hookd.EventType, error) {
-	return sqlstore.Get(ctx, q.reader(), dialect.ScanEventType, `SELECT `+eventTypeCols+` FROM hookd_event_types t WHERE t.name = $1`,
-		[]any{name}, "get event type %s", name)
-}
-
 // UpsertEventType creates the event type or updates every field of it but CreatedAt. Archived is
 // written as given, so an upsert with Archived false (the usual case) un-archives. Schemas are
 // json, kept as given.

@@ -3,19 +3,10 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
-
-// GetToken finds a server token by hash; one that expired at or before now is hookd.ErrNotFound.
-func (q *queries) GetToken(ctx context.Context, hash string, now time.Time) (*hookd.Token, error) {
-	return sqlstore.Get(ctx, q.reader(), dialect.ScanToken, `SELECT hash, app_id, created_at, expires_at, read_only, feature_flags::text FROM hookd_tokens
-		WHERE hash = $1 AND (expires_at IS NULL OR expires_at > $2)`,
-		[]any{hash, now}, "get token")
-}
 
 // InsertToken stores a server token. A hash taken is hookd.ErrConflict; a missing application,
 // hookd.ErrNotFound. Error messages never carry the hash.

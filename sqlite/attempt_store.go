@@ -12,12 +12,6 @@ import (
 const attemptCols = `a.id, a.delivery_id, a.message_id, a.endpoint_id, a.app_id, a.number, a.trigger_kind, a.url,
 	a.at, a.duration, a.status_code, a.success, a.error, a.response, a.request_headers, a.response_headers`
 
-// GetAttempt finds an attempt by id.
-func (q *queries) GetAttempt(ctx context.Context, id string) (*hookd.Attempt, error) {
-	return sqlstore.Get(ctx, q.reader(), dialect.ScanAttempt, `SELECT `+attemptCols+` FROM hookd_attempts a WHERE a.id = ?`,
-		[]any{id}, "get attempt %s", id)
-}
-
 // ExpungeAttemptResponse replaces the attempt's captured response with hookd.ExpungedResponse and
 // clears its response headers; a missing attempt is hookd.ErrNotFound.
 func (t *txn) ExpungeAttemptResponse(ctx context.Context, attemptID string) error {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const deliveryCols = `d.id, d.message_id, d.endpoint_id, d.app_id, d.status, d.attempts, d.next_attempt_at,
@@ -22,19 +21,6 @@ func insertDeliveriesSQL(rows int) string {
 // loadWorkSQL reads a delivery and its message in one statement, for the worker.
 const loadWorkSQL = `SELECT ` + deliveryCols + `, ` + messageCols + `
 	FROM hookd_deliveries d JOIN hookd_messages m ON m.id = d.message_id WHERE d.id = ?`
-
-// GetDelivery finds a delivery by id.
-func (q *queries) GetDelivery(ctx context.Context, id string) (*hookd.Delivery, error) {
-	return sqlstore.Get(ctx, q.reader(), dialect.ScanDelivery, `SELECT `+deliveryCols+` FROM hookd_deliveries d WHERE d.id = ?`,
-		[]any{id}, "get delivery %s", id)
-}
-
-// GetDeliveryFor finds the delivery of a message to an endpoint.
-func (q *queries) GetDeliveryFor(ctx context.Context, messageID, endpointID string) (*hookd.Delivery, error) {
-	return sqlstore.Get(ctx, q.reader(), dialect.ScanDelivery, `SELECT `+deliveryCols+` FROM hookd_deliveries d
-		WHERE d.message_id = ? AND d.endpoint_id = ?`,
-		[]any{messageID, endpointID}, "get delivery of message %s to endpoint %s", messageID, endpointID)
-}
 
 // LoadWork reads a delivery and its message in one statement.
 func (q *queries) LoadWork(ctx context.Context, deliveryID string) (*hookd.Delivery, *hookd.Message, error) {

@@ -76,4 +76,5 @@ func (d nullMicrosDest) Scan(src any) error {
 var columns = sqlstore.Columns{
 	Application: applicationCols, Endpoint: endpointCols, EventType: eventTypeCols,
 	OperationalEvent: operationalEventCols, Delivery: deliveryCols, Attempt: attemptCols, Message: messageCols,
+	Token: `hash, app_id, created_at, expires_at, read_only, feature_flags`,
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.event_types, e.channels,
@@ -17,13 +16,6 @@ const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.
 	e.last_success_at, e.failing_since, e.consecutive_failures`
 
 const getEndpointByIDSQL = `SELECT ` + endpointCols + ` FROM hookd_endpoints e WHERE e.id = ?`
-
-// GetEndpoint finds an endpoint of the application by id or, failing that, by uid.
-func (q *queries) GetEndpoint(ctx context.Context, appID, idOrUID string) (*hookd.Endpoint, error) {
-	return sqlstore.Get(ctx, q.reader(), dialect.ScanEndpoint, `SELECT `+endpointCols+` FROM hookd_endpoints e
-		WHERE e.app_id = ?1 AND (e.id = ?2 OR e.uid = ?2) ORDER BY e.id = ?2 DESC LIMIT 1`,
-		[]any{appID, idOrUID}, "get endpoint %s of application %s", idOrUID, appID)
-}
 
 // GetEndpointByID finds an endpoint by id alone.
 func (q *queries) GetEndpointByID(ctx context.Context, id string) (*hookd.Endpoint, error) {

@@ -3,21 +3,11 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 // A stored response is live while now < expires_at.
-
-// GetIdempotentResponse finds a stored response by key; one that expired at or before now is
-// hookd.ErrNotFound.
-func (q *queries) GetIdempotentResponse(ctx context.Context, key string, now time.Time) (*hookd.IdempotentResponse, error) {
-	return sqlstore.Get(ctx, q.reader(), dialect.ScanIdempotentResponse, `SELECT key, status, body, request_hash, created_at, expires_at FROM hookd_idempotency
-		WHERE key = ? AND expires_at > ?`,
-		[]any{key, micros(now)}, "get idempotent response")
-}
 
 // PutIdempotentResponse first deletes every response expired at r.CreatedAt (through the index on
 // expires_at), an expired one under r.Key included, then inserts r: a live one under r.Key is

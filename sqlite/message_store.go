@@ -20,13 +20,6 @@ const insertMessageSQL = `INSERT INTO hookd_messages (id, app_id, event_id, even
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (app_id, event_id) WHERE event_id IS NOT NULL DO NOTHING`
 
-// GetMessage finds a message of the application by id or, failing that, by event id.
-func (q *queries) GetMessage(ctx context.Context, appID, idOrEventID string) (*hookd.Message, error) {
-	return sqlstore.Get(ctx, q.reader(), dialect.ScanMessage, `SELECT `+messageCols+` FROM hookd_messages m
-		WHERE m.app_id = ?1 AND (m.id = ?2 OR m.event_id = ?2) ORDER BY m.id = ?2 DESC LIMIT 1`,
-		[]any{appID, idOrEventID}, "get message %s of application %s", idOrEventID, appID)
-}
-
 // InsertMessage writes msg unless the application already has a message with its event id; then
 // it returns that message and inserted false. A missing application is hookd.ErrNotFound.
 func (t *txn) InsertMessage(ctx context.Context, msg *hookd.Message) (*hookd.Message, bool, error) {

@@ -3,20 +3,10 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
-	"github.com/hookd/hookd/internal/sqlstore"
 )
-
-// GetSession finds a browser session by hash; one that expired at or before now is
-// hookd.ErrNotFound.
-func (q *queries) GetSession(ctx context.Context, hash string, now time.Time) (*hookd.Session, error) {
-	return sqlstore.Get(ctx, q.reader(), dialect.ScanSession, `SELECT hash, token_hash, app_id, created_at, expires_at FROM hookd_sessions
-		WHERE hash = ? AND expires_at > ?`,
-		[]any{hash, micros(now)}, "get session")
-}
 
 // InsertSession first deletes every session expired at s.CreatedAt (through the index on
 // expires_at), then inserts s. A hash taken is hookd.ErrConflict; a missing application,

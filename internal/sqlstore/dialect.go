@@ -74,4 +74,6 @@ func NewReads(d *Dialect, q Querier, cols *Columns) Reads {
 // dialect, a list may cast a column, such as PostgreSQL's jsonb to text).
 type Columns struct {
 	Application, Endpoint, EventType, OperationalEvent, Delivery, Attempt, Message string
+	// Token is hookd_tokens' hash, app_id, created_at, expires_at, read_only, feature_flags.
+	Token string
 }
