@@ -2,55 +2,13 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
 const applicationCols = `a.id, a.uid, a.name, a.throttle_rate, a.metadata::text, a.created_at, a.updated_at`
-
-func scanApplication(r row) (hookd.Application, error) {
-	var (
-		app                  hookd.Application
-		uid, metadata        sql.NullString
-		createdAt, updatedAt time.Time
-	)
-	if err := r.Scan(&app.ID, &uid, &app.Name, &app.ThrottleRate, &metadata, &createdAt, &updatedAt); err != nil {
-		return app, err
-	}
-	app.UID = uid.String
-	md, err := sqlcodec.DecodeMap(metadata)
-	if err != nil {
-		return app, err
-	}
-	app.Metadata = md
-	app.CreatedAt = createdAt.UTC()
-	app.UpdatedAt = updatedAt.UTC()
-	return app, nil
-}
-
-// GetApplication finds an application by id or, failing that, by uid.
-func (q *queries) GetApplication(ctx context.Context, idOrUID string) (*hookd.Application, error) {
-	app, err := scanApplication(q.c.queryRow(ctx, `SELECT `+applicationCols+` FROM hookd_applications a
-		WHERE a.id = $1 OR a.uid = $1 ORDER BY a.id = $1 DESC LIMIT 1`, idOrUID))
-	if err != nil {
-		return nil, fmt.Errorf("get application %s: %w", idOrUID, classify(err))
-	}
-	return &app, nil
-}
-
-// ListApplications lists applications oldest first.
-func (q *queries) ListApplications(ctx context.Context, opts hookd.ListOptions) (*hookd.Page[hookd.Application], error) {
-	l := &listQuery{cols: applicationCols, from: "hookd_applications a", key: "a.id"}
-	page, err := list(ctx, q.c, l, opts, scanApplication, func(a *hookd.Application) string { return a.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list applications: %w", err)
-	}
-	return page, nil
-}
 
 // InsertApplication writes a new application. An id or uid taken is hookd.ErrConflict.
 func (t *txn) InsertApplication(ctx context.Context, app *hookd.Application) error {

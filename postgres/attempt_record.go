@@ -3,11 +3,10 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 // RecordAttempts is the worker's hot path: a batch may carry a couple of hundred records. It is
@@ -53,31 +52,6 @@ health AS (
 )
 SELECT count(*) FROM deliveries`
 
-// deliveryUpdate is a delivery's state after a batch: the last record's, with the highest number.
-type deliveryUpdate struct {
-	id        string
-	status    hookd.DeliveryStatus
-	attempts  int
-	next      *time.Time
-	lastError string
-	at        time.Time
-}
-
-// healthUpdate is an endpoint's health after a batch. With a success in the batch, the streak
-// restarts from the last success: failures counts the failures after it and firstFailure is the
-// first of them (nil for none). Without one, failures are added to the streak and firstFailure
-// starts it if none was running.
-type healthUpdate struct {
-	id           string
-	lastAt       time.Time
-	lastStatus   int
-	lastError    string
-	succeeded    bool
-	lastSuccess  *time.Time
-	failures     int
-	firstFailure *time.Time
-}
-
 // RecordAttempts writes each attempt, its delivery's new state (status, next attempt time, last
 // error, UpdatedAt = the attempt's time; the count of attempts becomes the attempt's number unless
 // it is already higher) and its endpoint's health, as if record by record in order. An endpoint
@@ -86,7 +60,7 @@ func (t *txn) RecordAttempts(ctx context.Context, recs []hookd.AttemptRecord) er
 	if len(recs) == 0 {
 		return nil
 	}
-	deliveries, endpoints := foldRecords(recs)
+	deliveries, endpoints := sqlstore.FoldRecords(recs)
 	args := make([]any, 0, 30)
 	args = appendAttemptArrays(args, recs)
 	args = appendDeliveryArrays(args, deliveries)
@@ -104,10 +78,10 @@ func (t *txn) RecordAttempts(ctx context.Context, recs []hookd.AttemptRecord) er
 }
 
 // missingDelivery names a delivery of ds that does not exist.
-func (t *txn) missingDelivery(ctx context.Context, ds []deliveryUpdate) error {
+func (t *txn) missingDelivery(ctx context.Context, ds []sqlstore.DeliveryUpdate) error {
 	ids := make([]string, len(ds))
 	for i, d := range ds {
-		ids[i] = d.id
+		ids[i] = d.ID
 	}
 	var id string
 	err := t.c.queryRow(ctx, `SELECT v.id FROM unnest($1::text[]) AS v (id)
@@ -119,48 +93,6 @@ func (t *txn) missingDelivery(ctx context.Context, ds []deliveryUpdate) error {
 		return fmt.Errorf("a delivery: %w", hookd.ErrNotFound)
 	}
 	return err
-}
-
-func foldRecords(recs []hookd.AttemptRecord) ([]deliveryUpdate, []healthUpdate) {
-	var deliveries []deliveryUpdate
-	var endpoints []healthUpdate
-	dIndex := make(map[string]int, len(recs))
-	eIndex := make(map[string]int)
-	for i := range recs {
-		r := &recs[i]
-		a := &r.Attempt
-		at := a.At
-
-		d := deliveryUpdate{id: a.DeliveryID, status: r.Status, attempts: a.Number,
-			next: r.NextAttemptAt, lastError: a.Error, at: at}
-		if j, ok := dIndex[a.DeliveryID]; ok {
-			d.attempts = max(d.attempts, deliveries[j].attempts)
-			deliveries[j] = d
-		} else {
-			dIndex[a.DeliveryID] = len(deliveries)
-			deliveries = append(deliveries, d)
-		}
-
-		j, ok := eIndex[a.EndpointID]
-		if !ok {
-			j = len(endpoints)
-			eIndex[a.EndpointID] = j
-			endpoints = append(endpoints, healthUpdate{id: a.EndpointID})
-		}
-		h := &endpoints[j]
-		h.lastAt, h.lastStatus, h.lastError = at, a.StatusCode, a.Error
-		if a.Success {
-			h.succeeded, h.lastSuccess, h.failures, h.firstFailure = true, &at, 0, nil
-		} else {
-			if h.failures == 0 {
-				h.firstFailure = &at
-			}
-			h.failures++
-		}
-	}
-	slices.SortFunc(deliveries, func(a, b deliveryUpdate) int { return strings.Compare(a.id, b.id) })
-	slices.SortFunc(endpoints, func(a, b healthUpdate) int { return strings.Compare(a.id, b.id) })
-	return deliveries, endpoints
 }
 
 func appendAttemptArrays(args []any, recs []hookd.AttemptRecord) []any {
@@ -195,7 +127,7 @@ func appendAttemptHeaderArrays(args []any, recs []hookd.AttemptRecord) []any {
 	return append(args, reqs, resps)
 }
 
-func appendDeliveryArrays(args []any, ds []deliveryUpdate) []any {
+func appendDeliveryArrays(args []any, ds []sqlstore.DeliveryUpdate) []any {
 	n := len(ds)
 	var (
 		ids, statuses, lastErrors = make([]string, n), make([]string, n), make([]string, n)
@@ -204,12 +136,12 @@ func appendDeliveryArrays(args []any, ds []deliveryUpdate) []any {
 		ats                       = make([]time.Time, n)
 	)
 	for i, d := range ds {
-		ids[i], statuses[i], attempts[i], nexts[i], lastErrors[i], ats[i] = d.id, string(d.status), d.attempts, d.next, d.lastError, d.at
+		ids[i], statuses[i], attempts[i], nexts[i], lastErrors[i], ats[i] = d.ID, string(d.Status), d.Attempts, d.Next, d.LastError, d.At
 	}
 	return append(args, ids, statuses, attempts, nexts, lastErrors, ats)
 }
 
-func appendHealthArrays(args []any, hs []healthUpdate) []any {
+func appendHealthArrays(args []any, hs []sqlstore.HealthUpdate) []any {
 	n := len(hs)
 	var (
 		ids, lastErrors              = make([]string, n), make([]string, n)
@@ -219,8 +151,8 @@ func appendHealthArrays(args []any, hs []healthUpdate) []any {
 		lastSuccesses, firstFailures = make([]*time.Time, n), make([]*time.Time, n)
 	)
 	for i, h := range hs {
-		ids[i], lastAts[i], lastStatuses[i], lastErrors[i] = h.id, h.lastAt, h.lastStatus, h.lastError
-		succeeded[i], lastSuccesses[i], failures[i], firstFailures[i] = h.succeeded, h.lastSuccess, h.failures, h.firstFailure
+		ids[i], lastAts[i], lastStatuses[i], lastErrors[i] = h.ID, h.LastAt, h.LastStatus, h.LastError
+		succeeded[i], lastSuccesses[i], failures[i], firstFailures[i] = h.Succeeded, h.LastSuccess, h.Failures, h.FirstFailure
 	}
 	return append(args, ids, lastAts, lastStatuses, lastErrors, succeeded, lastSuccesses, failures, firstFailures)
 }

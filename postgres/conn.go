@@ -6,6 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 // conn is what the store's statements run on: the pool (the Store's reads), a pgx.Tx (InTx, and
@@ -23,9 +25,7 @@ type conn interface {
 }
 
 // row is one result row: pgx.Row or *sql.Row.
-type row interface {
-	Scan(dest ...any) error
-}
+type row = sqlstore.Scanner
 
 // rows is a result set: pgx.Rows, or *sql.Rows through sqlRows.
 type rows interface {
@@ -103,3 +103,48 @@ type markedRows struct{ rows }
 
 func (r markedRows) Scan(dest ...any) error { return unavailable(r.rows.Scan(dest...)) }
 func (r markedRows) Err() error             { return unavailable(r.rows.Err()) }
+
+// sharedReads names the embedded sqlstore.Reads unexported: its methods are the store's, the
+// value itself stays inside the package.
+type sharedReads = sqlstore.Reads
+
+// newQueries returns the statements of the store on c, the reads of package sqlstore among them.
+func newQueries(c conn) queries {
+	return queries{sharedReads: sqlstore.NewReads(dialect, reader{c}, &columns), c: c}
+}
+
+// reader is q's connection or transaction as package sqlstore runs reads on it.
+func (q *queries) reader() sqlstore.Querier { return reader{q.c} }
+
+// reader runs package sqlstore's reads on a conn (whose errors are marked already); a row's
+// errors are classified.
+type reader struct{ c conn }
+
+func (r reader) Query(ctx context.Context, query string, args []any, each func(sqlstore.Scanner) error) error {
+	rs, err := r.c.query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	return sqlstore.Each(rs, each)
+}
+
+func (r reader) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Scanner {
+	return classifiedRow{r.c.queryRow(ctx, query, args...)}
+}
+
+// classifiedRow is a row whose Scan errors are classified: no row is hookd.ErrNotFound.
+type classifiedRow struct{ r row }
+
+func (c classifiedRow) Scan(dest ...any) error { return classify(c.r.Scan(dest...)) }
+
+// collect runs query and scans every row, closing the rows before it returns (a pgx connection
+// runs nothing else while rows are open). No row gives nil.
+func collect[T any](ctx context.Context, c conn, query string, args []any, scan func(sqlstore.Scanner) (T, error)) ([]T, error) {
+	rs, err := c.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	return sqlstore.Collect(rs, scan)
+}

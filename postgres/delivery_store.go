@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -12,95 +11,14 @@ import (
 const deliveryCols = `d.id, d.message_id, d.endpoint_id, d.app_id, d.status, d.attempts, d.next_attempt_at,
 	d.last_error, d.created_at, d.updated_at`
 
-// deliveryDest returns the scan destinations of deliveryCols and a function that finishes d once
-// they are filled.
-func deliveryDest(d *hookd.Delivery) ([]any, func()) {
-	var (
-		status               string
-		next                 sql.NullTime
-		createdAt, updatedAt time.Time
-	)
-	dest := []any{&d.ID, &d.MessageID, &d.EndpointID, &d.AppID, &status, &d.Attempts, &next,
-		&d.LastError, &createdAt, &updatedAt}
-	return dest, func() {
-		d.Status = hookd.DeliveryStatus(status)
-		d.NextAttemptAt = fromNullTime(next)
-		d.CreatedAt = createdAt.UTC()
-		d.UpdatedAt = updatedAt.UTC()
-	}
-}
-
-func scanDelivery(r row) (hookd.Delivery, error) {
-	var d hookd.Delivery
-	dest, finish := deliveryDest(&d)
-	if err := r.Scan(dest...); err != nil {
-		return d, err
-	}
-	finish()
-	return d, nil
-}
-
-// GetDelivery finds a delivery by id.
-func (q *queries) GetDelivery(ctx context.Context, id string) (*hookd.Delivery, error) {
-	d, err := scanDelivery(q.c.queryRow(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d WHERE d.id = $1`, id))
-	if err != nil {
-		return nil, fmt.Errorf("get delivery %s: %w", id, classify(err))
-	}
-	return &d, nil
-}
-
-// DueDeliveries returns pending deliveries due at or before before, after afterID, in id order,
-// walking the partial index of pending deliveries.
-func (q *queries) DueDeliveries(ctx context.Context, before time.Time, afterID string, limit int) ([]hookd.Delivery, error) {
-	out, err := collect(ctx, q.c, `SELECT `+deliveryCols+` FROM hookd_deliveries d
-		WHERE d.status = 'pending' AND d.id > $1 AND COALESCE(d.next_attempt_at, d.created_at) <= $2
-		ORDER BY d.id LIMIT $3`, []any{afterID, before, limit}, scanDelivery)
-	if err != nil {
-		return nil, fmt.Errorf("due deliveries: %w", classify(err))
-	}
-	return out, nil
-}
-
-// GetDeliveryFor finds the delivery of a message to an endpoint.
-func (q *queries) GetDeliveryFor(ctx context.Context, messageID, endpointID string) (*hookd.Delivery, error) {
-	d, err := scanDelivery(q.c.queryRow(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d
-		WHERE d.message_id = $1 AND d.endpoint_id = $2`, messageID, endpointID))
-	if err != nil {
-		return nil, fmt.Errorf("get delivery of message %s to endpoint %s: %w", messageID, endpointID, classify(err))
-	}
-	return &d, nil
-}
-
-// ListDeliveries lists deliveries oldest first.
-func (q *queries) ListDeliveries(ctx context.Context, f hookd.DeliveryFilter) (*hookd.Page[hookd.Delivery], error) {
-	l := &listQuery{cols: deliveryCols, from: "hookd_deliveries d", key: "d.id"}
-	l.equal("d.message_id", f.MessageID)
-	l.equal("d.endpoint_id", f.EndpointID)
-	l.equal("d.app_id", f.AppID)
-	if f.Status != "" {
-		l.filter("d.status = ?", string(f.Status))
-	}
-	if f.After != nil {
-		l.filter("d.created_at >= ?", *f.After)
-	}
-	if f.Before != nil {
-		l.filter("d.created_at < ?", *f.Before)
-	}
-	page, err := list(ctx, q.c, l, f.ListOptions, scanDelivery, func(d *hookd.Delivery) string { return d.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list deliveries: %w", err)
-	}
-	return page, nil
-}
-
 // LoadWork reads a delivery and its message in one statement.
 func (q *queries) LoadWork(ctx context.Context, deliveryID string) (*hookd.Delivery, *hookd.Message, error) {
 	var (
 		d   hookd.Delivery
 		msg hookd.Message
 	)
-	dest, finishDelivery := deliveryDest(&d)
-	msgDest, finishMessage := messageDest(&msg)
+	dest, finishDelivery := dialect.DeliveryDest(&d)
+	msgDest, finishMessage := dialect.MessageDest(&msg)
 	err := q.c.queryRow(ctx, `SELECT `+deliveryCols+`, `+messageCols+`
 		FROM hookd_deliveries d JOIN hookd_messages m ON m.id = d.message_id WHERE d.id = $1`, deliveryID).
 		Scan(append(dest, msgDest...)...)
@@ -139,8 +57,8 @@ func (q *queries) LoadWorkBatch(ctx context.Context, deliveryIDs []string) (map[
 			d   hookd.Delivery
 			msg hookd.Message
 		)
-		dest, finishDelivery := deliveryDest(&d)
-		msgDest, finishMessage := messageDest(&msg)
+		dest, finishDelivery := dialect.DeliveryDest(&d)
+		msgDest, finishMessage := dialect.MessageDest(&msg)
 		if err := rows.Scan(append(dest, msgDest...)...); err != nil {
 			return nil, fmt.Errorf("load work: %w", err)
 		}
@@ -196,35 +114,4 @@ func (t *txn) SetDeliveryStatus(ctx context.Context, id string, status hookd.Del
 		return fmt.Errorf("set delivery %s status %s: %w", id, status, err)
 	}
 	return nil
-}
-
-// deliveryCount is one row of DeliveryCountsByMessage: a message's deliveries in one status.
-type deliveryCount struct {
-	messageID, status string
-	n                 int
-}
-
-// DeliveryCountsByMessage counts the deliveries of ids by status in one statement
-// (hookd.DeliveryCounter).
-func (q *queries) DeliveryCountsByMessage(ctx context.Context, appID string, ids []string) (map[string]hookd.DeliveryCounts, error) {
-	out := make(map[string]hookd.DeliveryCounts)
-	if len(ids) == 0 {
-		return out, nil
-	}
-	counts, err := collect(ctx, q.c, `SELECT d.message_id, d.status, count(*) FROM hookd_deliveries d
-		WHERE d.app_id = $1 AND d.message_id = ANY ($2) GROUP BY d.message_id, d.status`,
-		[]any{appID, ids}, func(r row) (deliveryCount, error) {
-			var c deliveryCount
-			err := r.Scan(&c.messageID, &c.status, &c.n)
-			return c, err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("count deliveries of %d messages of application %s: %w", len(ids), appID, classify(err))
-	}
-	for _, c := range counts {
-		n := out[c.messageID]
-		n.Add(hookd.DeliveryStatus(c.status), c.n)
-		out[c.messageID] = n
-	}
-	return out, nil
 }

@@ -2,12 +2,12 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.event_types::text, e.channels::text,
@@ -15,97 +15,10 @@ const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.
 	e.metadata::text, e.created_at, e.updated_at, e.last_attempt_at, e.last_status, e.last_error,
 	e.last_success_at, e.failing_since, e.consecutive_failures`
 
-func scanEndpoint(r row) (hookd.Endpoint, error) {
-	var (
-		ep                                                  hookd.Endpoint
-		uid, eventTypes, channels, headers, metadata        sql.NullString
-		scheme                                              string
-		createdAt, updatedAt                                time.Time
-		disabledAt, lastAttemptAt, lastSuccess, failingFrom sql.NullTime
-	)
-	err := r.Scan(&ep.ID, &ep.AppID, &uid, &ep.URL, &ep.Description, &ep.Version, &eventTypes, &channels,
-		&ep.Disabled, &ep.DisabledReason, &disabledAt, &ep.RateLimit, &ep.MaxInFlight, &headers, &scheme,
-		&metadata, &createdAt, &updatedAt, &lastAttemptAt, &ep.LastStatus, &ep.LastError,
-		&lastSuccess, &failingFrom, &ep.ConsecutiveFailures)
-	if err != nil {
-		return ep, err
-	}
-	ep.UID = uid.String
-	ep.Scheme = hookd.SignatureScheme(scheme)
-	if err := sqlcodec.DecodeEndpointConfig(&ep, eventTypes, channels, headers, metadata); err != nil {
-		return ep, err
-	}
-	ep.DisabledAt = fromNullTime(disabledAt)
-	ep.CreatedAt = createdAt.UTC()
-	ep.UpdatedAt = updatedAt.UTC()
-	ep.LastAttemptAt = fromNullTime(lastAttemptAt)
-	ep.LastSuccessAt = fromNullTime(lastSuccess)
-	ep.FailingSince = fromNullTime(failingFrom)
-	return ep, nil
-}
-
-// GetEndpoint finds an endpoint of the application by id or, failing that, by uid.
-func (q *queries) GetEndpoint(ctx context.Context, appID, idOrUID string) (*hookd.Endpoint, error) {
-	ep, err := scanEndpoint(q.c.queryRow(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e
-		WHERE e.app_id = $1 AND (e.id = $2 OR e.uid = $2) ORDER BY e.id = $2 DESC LIMIT 1`, appID, idOrUID))
-	if err != nil {
-		return nil, fmt.Errorf("get endpoint %s of application %s: %w", idOrUID, appID, classify(err))
-	}
-	return &ep, nil
-}
-
 // GetEndpointByID finds an endpoint by id alone.
 func (q *queries) GetEndpointByID(ctx context.Context, id string) (*hookd.Endpoint, error) {
-	ep, err := scanEndpoint(q.c.queryRow(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e WHERE e.id = $1`, id))
-	if err != nil {
-		return nil, fmt.Errorf("get endpoint %s: %w", id, classify(err))
-	}
-	return &ep, nil
-}
-
-// ListEndpoints lists the application's endpoints oldest first.
-func (q *queries) ListEndpoints(ctx context.Context, appID string, opts hookd.ListOptions) (*hookd.Page[hookd.Endpoint], error) {
-	l := &listQuery{cols: endpointCols, from: "hookd_endpoints e", key: "e.id"}
-	l.filter("e.app_id = ?", appID)
-	page, err := list(ctx, q.c, l, opts, scanEndpoint, func(e *hookd.Endpoint) string { return e.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list endpoints of application %s: %w", appID, err)
-	}
-	return page, nil
-}
-
-// EnabledEndpoints returns the application's enabled endpoints ordered by id.
-func (q *queries) EnabledEndpoints(ctx context.Context, appID string) ([]hookd.Endpoint, error) {
-	out, err := collect(ctx, q.c, `SELECT `+endpointCols+` FROM hookd_endpoints e
-		WHERE e.app_id = $1 AND NOT e.disabled ORDER BY e.id`, []any{appID}, scanEndpoint)
-	if err != nil {
-		return nil, fmt.Errorf("enabled endpoints of application %s: %w", appID, err)
-	}
-	return out, nil
-}
-
-// SigningKeys returns the endpoint's keys newest first (by creation time, then insertion), expired
-// ones included; none for an endpoint that does not exist.
-func (q *queries) SigningKeys(ctx context.Context, endpointID string) ([]hookd.SigningKey, error) {
-	out, err := collect(ctx, q.c, `SELECT secret, created_at, expires_at FROM hookd_endpoint_keys
-		WHERE endpoint_id = $1 ORDER BY created_at DESC, id DESC`, []any{endpointID},
-		func(r row) (hookd.SigningKey, error) {
-			var (
-				k         hookd.SigningKey
-				createdAt time.Time
-				expiresAt sql.NullTime
-			)
-			if err := r.Scan(&k.Secret, &createdAt, &expiresAt); err != nil {
-				return k, err
-			}
-			k.CreatedAt = createdAt.UTC()
-			k.ExpiresAt = fromNullTime(expiresAt)
-			return k, nil
-		})
-	if err != nil {
-		return nil, fmt.Errorf("signing keys of endpoint %s: %w", endpointID, err)
-	}
-	return out, nil
+	return sqlstore.Get(ctx, q.reader(), dialect.ScanEndpoint, `SELECT `+endpointCols+` FROM hookd_endpoints e WHERE e.id = $1`,
+		[]any{id}, "get endpoint %s", id)
 }
 
 // InsertEndpoint writes the endpoint, every field as given (health included), and its first key.

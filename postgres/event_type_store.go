@@ -2,80 +2,16 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const eventTypeCols = `t.name, t.description, t.schemas::text, t.feature_flags::text, t.group_name, t.deprecated,
 	t.archived, t.created_at, t.updated_at`
-
-func scanEventType(r row) (hookd.EventType, error) {
-	var (
-		et                   hookd.EventType
-		schemas              []byte
-		flags                sql.NullString
-		createdAt, updatedAt time.Time
-	)
-	if err := r.Scan(&et.Name, &et.Description, &schemas, &flags, &et.GroupName, &et.Deprecated, &et.Archived,
-		&createdAt, &updatedAt); err != nil {
-		return et, err
-	}
-	if err := decodeFlags(&et, flags); err != nil {
-		return et, err
-	}
-	et.Schemas = fromRawJSON(schemas)
-	et.CreatedAt = createdAt.UTC()
-	et.UpdatedAt = updatedAt.UTC()
-	return et, nil
-}
-
-// GetEventType finds an event type by name, archived or not.
-func (q *queries) GetEventType(ctx context.Context, name string) (*hookd.EventType, error) {
-	et, err := scanEventType(q.c.queryRow(ctx, `SELECT `+eventTypeCols+` FROM hookd_event_types t WHERE t.name = $1`, name))
-	if err != nil {
-		return nil, fmt.Errorf("get event type %s: %w", name, classify(err))
-	}
-	return &et, nil
-}
-
-// ActiveEventTypes finds the unarchived event types among names in one statement
-// (hookd.EventTypeBatchReader).
-func (q *queries) ActiveEventTypes(ctx context.Context, names []string) (map[string]bool, error) {
-	out := make(map[string]bool)
-	if len(names) == 0 {
-		return out, nil
-	}
-	found, err := collect(ctx, q.c, `SELECT t.name FROM hookd_event_types t WHERE NOT t.archived AND t.name = ANY ($1)`,
-		[]any{names}, func(r row) (string, error) {
-			var name string
-			err := r.Scan(&name)
-			return name, err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("find %d event types: %w", len(names), classify(err))
-	}
-	for _, name := range found {
-		out[name] = true
-	}
-	return out, nil
-}
-
-// ListEventTypes lists event types by name.
-func (q *queries) ListEventTypes(ctx context.Context, includeArchived bool, opts hookd.ListOptions) (*hookd.Page[hookd.EventType], error) {
-	l := &listQuery{cols: eventTypeCols, from: "hookd_event_types t", key: "t.name"}
-	if !includeArchived {
-		l.filter("NOT t.archived")
-	}
-	page, err := list(ctx, q.c, l, opts, scanEventType, func(et *hookd.EventType) string { return et.Name })
-	if err != nil {
-		return nil, fmt.Errorf("list event types: %w", err)
-	}
-	return page, nil
-}
 
 // UpsertEventType creates the event type or updates every field of it but CreatedAt. Archived is
 // written as given, so an upsert with Archived false (the usual case) un-archives. Schemas are
@@ -97,7 +33,7 @@ func (t *txn) UpsertEventType(ctx context.Context, et *hookd.EventType) error {
 			feature_flag = excluded.feature_flag, feature_flags = excluded.feature_flags,
 			group_name = excluded.group_name, deprecated = excluded.deprecated, archived = excluded.archived,
 			updated_at = excluded.updated_at`,
-		et.Name, et.Description, schemas, firstFlag(flags), encoded, et.GroupName, et.Deprecated, et.Archived,
+		et.Name, et.Description, schemas, sqlstore.FirstFlag(flags), encoded, et.GroupName, et.Deprecated, et.Archived,
 		et.CreatedAt, et.UpdatedAt)
 	if err != nil {
 		return fmt.Errorf("upsert event type %s: %w", et.Name, classify(err))
@@ -122,22 +58,4 @@ func (t *txn) DeleteEventType(ctx context.Context, name string) error {
 		return fmt.Errorf("delete event type %s: %w", name, err)
 	}
 	return nil
-}
-
-// decodeFlags sets et's feature flags from the feature_flags column; FeatureFlag is the first.
-func decodeFlags(et *hookd.EventType, v sql.NullString) error {
-	flags, err := sqlcodec.DecodeStrings(v)
-	if err != nil {
-		return fmt.Errorf("event type %s: feature flags: %w", et.Name, err)
-	}
-	et.FeatureFlags, et.FeatureFlag = flags, firstFlag(flags)
-	return nil
-}
-
-// firstFlag is the feature_flag column: the first flag, or "" for none.
-func firstFlag(flags []string) string {
-	if len(flags) == 0 {
-		return ""
-	}
-	return flags[0]
 }

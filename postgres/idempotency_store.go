@@ -3,30 +3,11 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hookd/hookd"
 )
 
 // A stored response is live while now < expires_at.
-
-// GetIdempotentResponse finds a stored response by key; one that expired at or before now is
-// hookd.ErrNotFound.
-func (q *queries) GetIdempotentResponse(ctx context.Context, key string, now time.Time) (*hookd.IdempotentResponse, error) {
-	var (
-		r                    hookd.IdempotentResponse
-		createdAt, expiresAt time.Time
-	)
-	err := q.c.queryRow(ctx, `SELECT key, status, body, request_hash, created_at, expires_at FROM hookd_idempotency
-		WHERE key = $1 AND expires_at > $2`, key, now).
-		Scan(&r.Key, &r.Status, &r.Body, &r.RequestHash, &createdAt, &expiresAt)
-	if err != nil {
-		return nil, fmt.Errorf("get idempotent response: %w", classify(err))
-	}
-	r.CreatedAt = createdAt.UTC()
-	r.ExpiresAt = expiresAt.UTC()
-	return &r, nil
-}
 
 // PutIdempotentResponse first deletes every response expired at r.CreatedAt (through the index on
 // expires_at), an expired one under r.Key included, then inserts r: a live one under r.Key is

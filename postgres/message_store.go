@@ -2,130 +2,16 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const messageCols = `m.id, m.app_id, m.event_id, m.event_type, m.channels::text, m.payload, m.created_at,
 	m.tags::text, m.payload_expires_at`
-
-func scanMessage(r row) (hookd.Message, error) {
-	var msg hookd.Message
-	dest, finish := messageDest(&msg)
-	if err := r.Scan(dest...); err != nil {
-		return msg, err
-	}
-	return msg, finish()
-}
-
-// messageDest returns the scan destinations of messageCols and a function that finishes msg once
-// they are filled.
-func messageDest(msg *hookd.Message) ([]any, func() error) {
-	var (
-		eventID, channels, tags sql.NullString
-		payload                 []byte
-		createdAt               time.Time
-		expiresAt               *time.Time
-	)
-	dest := []any{&msg.ID, &msg.AppID, &eventID, &msg.EventType, &channels, &payload, &createdAt, &tags, &expiresAt}
-	return dest, func() error {
-		msg.EventID = eventID.String
-		var err error
-		if msg.Channels, err = sqlcodec.DecodeStrings(channels); err != nil {
-			return err
-		}
-		if msg.Tags, err = sqlcodec.DecodeStrings(tags); err != nil {
-			return err
-		}
-		msg.Payload = fromRawJSON(payload)
-		msg.CreatedAt = createdAt.UTC()
-		if expiresAt != nil {
-			t := expiresAt.UTC()
-			msg.PayloadExpiresAt = &t
-		}
-		return nil
-	}
-}
-
-// GetMessage finds a message of the application by id or, failing that, by event id.
-func (q *queries) GetMessage(ctx context.Context, appID, idOrEventID string) (*hookd.Message, error) {
-	msg, err := scanMessage(q.c.queryRow(ctx, `SELECT `+messageCols+` FROM hookd_messages m
-		WHERE m.app_id = $1 AND (m.id = $2 OR m.event_id = $2) ORDER BY m.id = $2 DESC LIMIT 1`,
-		appID, idOrEventID))
-	if err != nil {
-		return nil, fmt.Errorf("get message %s of application %s: %w", idOrEventID, appID, classify(err))
-	}
-	return &msg, nil
-}
-
-// GetMessagesByID reads the messages of ids in one statement (hookd.MessageBatchReader).
-func (q *queries) GetMessagesByID(ctx context.Context, appID string, ids []string) (map[string]hookd.Message, error) {
-	out := make(map[string]hookd.Message)
-	if len(ids) == 0 {
-		return out, nil
-	}
-	msgs, err := collect(ctx, q.c, `SELECT `+messageCols+` FROM hookd_messages m WHERE m.app_id = $1 AND m.id = ANY ($2)`,
-		[]any{appID, ids}, scanMessage)
-	if err != nil {
-		return nil, fmt.Errorf("get %d messages of application %s: %w", len(ids), appID, classify(err))
-	}
-	for _, m := range msgs {
-		out[m.ID] = m
-	}
-	return out, nil
-}
-
-// ListMessages lists messages newest first.
-func (q *queries) ListMessages(ctx context.Context, f hookd.MessageFilter) (*hookd.Page[hookd.Message], error) {
-	l := &listQuery{cols: messageCols, from: "hookd_messages m", key: "m.id", newestFirst: true}
-	switch {
-	case f.Tag != "" && f.AppID != "":
-		// The tag's index leads; a channel is then checked message by message.
-		l.from = "hookd_message_tags g JOIN hookd_messages m ON m.id = g.message_id"
-		l.key = "g.message_id"
-		l.filter("g.app_id = ? AND g.tag = ?", f.AppID, f.Tag)
-		if f.Channel != "" {
-			l.filter("EXISTS (SELECT 1 FROM hookd_message_channels c WHERE c.message_id = m.id AND c.channel = ?)", f.Channel)
-		}
-	case f.Channel != "" && f.AppID != "":
-		// The channel's index leads.
-		l.from = "hookd_message_channels c JOIN hookd_messages m ON m.id = c.message_id"
-		l.key = "c.message_id"
-		l.filter("c.app_id = ? AND c.channel = ?", f.AppID, f.Channel)
-	case f.Channel != "":
-		l.filter("EXISTS (SELECT 1 FROM hookd_message_channels c WHERE c.message_id = m.id AND c.channel = ?)", f.Channel)
-	default:
-		l.equal("m.app_id", f.AppID)
-	}
-	if f.Tag != "" && f.AppID == "" {
-		l.filter("EXISTS (SELECT 1 FROM hookd_message_tags g WHERE g.message_id = m.id AND g.tag = ?)", f.Tag)
-	}
-	if types := unique(f.EventTypes); len(types) > maxTypeBranches {
-		l.filter("m.event_type = ANY (?::text[])", types)
-	} else if len(types) > 0 {
-		conds := make([]condition, len(types))
-		for i, et := range types {
-			conds[i] = condition{sql: "m.event_type = ?", args: []any{et}}
-		}
-		l.anyOf(conds...)
-	}
-	if f.After != nil {
-		l.fromTime = f.FromAfter && f.Before == nil // with both, Svix lists the window newest first
-		l.filter("m.created_at >= ?", *f.After)
-	}
-	if f.Before != nil {
-		l.filter("m.created_at < ?", *f.Before)
-	}
-	page, err := list(ctx, q.c, l, f.ListOptions, scanMessage, func(m *hookd.Message) string { return m.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list messages of application %s: %w", f.AppID, err)
-	}
-	return page, nil
-}
 
 // InsertMessage writes msg unless the application already has a message with its event id; then
 // it returns that message and inserted false. A missing application is hookd.ErrNotFound; a
@@ -161,7 +47,7 @@ func (t *txn) InsertMessage(ctx context.Context, msg *hookd.Message) (*hookd.Mes
 		}
 		return nil, true, nil
 	}
-	existing, err := scanMessage(t.c.queryRow(ctx, `SELECT `+messageCols+` FROM hookd_messages m
+	existing, err := dialect.ScanMessage(t.c.queryRow(ctx, `SELECT `+messageCols+` FROM hookd_messages m
 		WHERE m.app_id = $1 AND m.event_id = $2`, msg.AppID, msg.EventID))
 	if err != nil {
 		return nil, false, fmt.Errorf("insert message %s: read message with event id %s: %w", msg.ID, msg.EventID, classify(err))
@@ -172,7 +58,7 @@ func (t *txn) InsertMessage(ctx context.Context, msg *hookd.Message) (*hookd.Mes
 // insertLabels writes the message's channels or tags (labels) one a row into table, whose label
 // column is col.
 func (t *txn) insertLabels(ctx context.Context, msg *hookd.Message, table, col string, labels []string) error {
-	labels = unique(labels)
+	labels = sqlstore.Unique(labels)
 	if len(labels) == 0 {
 		return nil
 	}
@@ -205,25 +91,4 @@ func (s *Store) ExpirePayloads(ctx context.Context, now time.Time, limit int) (i
 		return 0, fmt.Errorf("expire payloads: %w", classify(err))
 	}
 	return int(n), nil
-}
-
-// maxTypeBranches bounds the event types a message list walks one index range each for; past it
-// the list tests each of the application's messages against the set, in one parameter, so a
-// filter may name any number of event types.
-const maxTypeBranches = 32
-
-// unique returns v without repeats, in first-seen order.
-func unique(v []string) []string {
-	if len(v) < 2 {
-		return v
-	}
-	seen := make(map[string]bool, len(v))
-	out := make([]string, 0, len(v))
-	for _, s := range v {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -4,9 +4,10 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"github.com/hookd/hookd/internal/migrations"
 	"hash/fnv"
 	"log/slog"
+
+	"github.com/hookd/hookd/internal/migrations"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"

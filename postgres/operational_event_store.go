@@ -10,28 +10,6 @@ import (
 
 const operationalEventCols = `o.id, o.type, o.app_id, o.endpoint_id, o.message_id, o.reason, o.at`
 
-func scanOperationalEvent(r row) (hookd.OperationalEvent, error) {
-	var (
-		ev hookd.OperationalEvent
-		at time.Time
-	)
-	if err := r.Scan(&ev.ID, &ev.Type, &ev.AppID, &ev.EndpointID, &ev.MessageID, &ev.Reason, &at); err != nil {
-		return ev, err
-	}
-	ev.At = at.UTC()
-	return ev, nil
-}
-
-// ListOperationalEvents lists operational events oldest first.
-func (q *queries) ListOperationalEvents(ctx context.Context, opts hookd.ListOptions) (*hookd.Page[hookd.OperationalEvent], error) {
-	l := &listQuery{cols: operationalEventCols, from: "hookd_operational_events o", key: "o.id"}
-	page, err := list(ctx, q.c, l, opts, scanOperationalEvent, func(ev *hookd.OperationalEvent) string { return ev.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list operational events: %w", err)
-	}
-	return page, nil
-}
-
 // InsertOperationalEvents writes operational events, in one statement. They reference nothing:
 // they outlive the applications, endpoints and messages they name.
 func (t *txn) InsertOperationalEvents(ctx context.Context, evs []hookd.OperationalEvent) error {

@@ -49,24 +49,10 @@ func (s *Store) InsertEvents(ctx context.Context, tx any, events []bus.Record) e
 	return nil
 }
 
-func scanEvent(r row) (bus.Record, error) {
-	var (
-		e      bus.Record
-		status string
-	)
-	if err := r.Scan(&e.ID, &e.Name, &e.AggregateID, &e.Payload, &e.OccurredAt, &status, &e.Attempts, &e.NextAttempt, &e.LastError, &e.CreatedAt, &e.UpdatedAt); err != nil {
-		return e, err
-	}
-	e.Status = bus.Status(status)
-	e.OccurredAt, e.NextAttempt = e.OccurredAt.UTC(), e.NextAttempt.UTC()
-	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
-	return e, nil
-}
-
 // DueEvents returns up to limit pending events due at or before now, the earliest first.
 func (s *Store) DueEvents(ctx context.Context, now time.Time, limit int) ([]bus.Record, error) {
 	out, err := collect(ctx, s.c, `SELECT `+eventCols+` FROM hookd_events
-		WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2`, []any{now, limit}, scanEvent)
+		WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2`, []any{now, limit}, dialect.ScanOutboxRecord)
 	if err != nil {
 		return nil, fmt.Errorf("due events: %w", classify(err))
 	}
@@ -78,7 +64,7 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) ([]bus.Record, err
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	out, err := collect(ctx, s.c, `SELECT `+eventCols+` FROM hookd_events WHERE id = ANY($1::text[])`, []any{ids}, scanEvent)
+	out, err := collect(ctx, s.c, `SELECT `+eventCols+` FROM hookd_events WHERE id = ANY($1::text[])`, []any{ids}, dialect.ScanOutboxRecord)
 	if err != nil {
 		return nil, fmt.Errorf("events by id: %w", classify(err))
 	}
@@ -113,7 +99,7 @@ func (s *Store) SettleEvent(ctx context.Context, st bus.Settlement) error {
 // ListEvents lists the events in status in id order.
 func (s *Store) ListEvents(ctx context.Context, status bus.Status, after string, limit int) ([]bus.Record, error) {
 	out, err := collect(ctx, s.c, `SELECT `+eventCols+` FROM hookd_events WHERE status = $1 AND id > $2
-		ORDER BY id LIMIT $3`, []any{string(status), after, limit}, scanEvent)
+		ORDER BY id LIMIT $3`, []any{string(status), after, limit}, dialect.ScanOutboxRecord)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", classify(err))
 	}

@@ -2,33 +2,11 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
 )
-
-// GetSession finds a browser session by hash; one that expired at or before now is
-// hookd.ErrNotFound.
-func (q *queries) GetSession(ctx context.Context, hash string, now time.Time) (*hookd.Session, error) {
-	var (
-		s                    hookd.Session
-		appID                sql.NullString
-		createdAt, expiresAt time.Time
-	)
-	err := q.c.queryRow(ctx, `SELECT hash, token_hash, app_id, created_at, expires_at FROM hookd_sessions
-		WHERE hash = $1 AND expires_at > $2`, hash, now).
-		Scan(&s.Hash, &s.TokenHash, &appID, &createdAt, &expiresAt)
-	if err != nil {
-		return nil, fmt.Errorf("get session: %w", classify(err))
-	}
-	s.AppID = appID.String
-	s.CreatedAt = createdAt.UTC()
-	s.ExpiresAt = expiresAt.UTC()
-	return &s, nil
-}
 
 // InsertSession first deletes every session expired at s.CreatedAt (through the index on
 // expires_at), then inserts s. A hash taken is hookd.ErrConflict; a missing application,

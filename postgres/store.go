@@ -180,7 +180,7 @@ func Open(ctx context.Context, url string, cfg *Config) (*Store, error) {
 	}
 	return &Store{
 		schema:    schema,
-		queries:   queries{c: pgxConn{pool}},
+		queries:   newQueries(pgxConn{pool}),
 		pool:      pool,
 		asyncPool: asyncPool,
 		logger:    cfg.Logger,
@@ -232,7 +232,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) error {
 			_ = pgxTx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
-	t := &txn{queries: queries{c: pgxConn{pgxTx}}, raw: pgxTx}
+	t := &txn{queries: newQueries(pgxConn{pgxTx}), raw: pgxTx}
 	if err := fn(t); err != nil {
 		return unavailable(err)
 	}
@@ -262,13 +262,14 @@ func (s *Store) WrapTx(raw any) (hookd.Tx, error) {
 	if c == nil {
 		return nil, fmt.Errorf("wrap transaction of type %T (want pgx.Tx or *sql.Tx): %w", raw, hookd.ErrUnsupportedTx)
 	}
-	return &txn{queries: queries{c: c}, raw: raw, wrapped: true}, nil
+	return &txn{queries: newQueries(c), raw: raw, wrapped: true}, nil
 }
 
 // queries runs statements on the pool (the Store's reads) or on one transaction (a Tx's reads
 // and writes).
 type queries struct {
-	c conn
+	sharedReads // the reads written once in package sqlstore, on c
+	c           conn
 }
 
 // txn is a hookd.Tx: the Reader methods of queries and the Writer methods, all on one

@@ -2,37 +2,11 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
 )
-
-// GetToken finds a server token by hash; one that expired at or before now is hookd.ErrNotFound.
-func (q *queries) GetToken(ctx context.Context, hash string, now time.Time) (*hookd.Token, error) {
-	var (
-		tok       hookd.Token
-		appID     sql.NullString
-		createdAt time.Time
-		flags     sql.NullString
-		expiresAt sql.NullTime
-	)
-	err := q.c.queryRow(ctx, `SELECT hash, app_id, created_at, expires_at, read_only, feature_flags::text FROM hookd_tokens
-		WHERE hash = $1 AND (expires_at IS NULL OR expires_at > $2)`, hash, now).
-		Scan(&tok.Hash, &appID, &createdAt, &expiresAt, &tok.ReadOnly, &flags)
-	if err != nil {
-		return nil, fmt.Errorf("get token: %w", classify(err))
-	}
-	if tok.FeatureFlags, err = sqlcodec.DecodeStrings(flags); err != nil {
-		return nil, fmt.Errorf("get token: feature flags: %w", err)
-	}
-	tok.AppID = appID.String
-	tok.CreatedAt = createdAt.UTC()
-	tok.ExpiresAt = fromNullTime(expiresAt)
-	return &tok, nil
-}
 
 // InsertToken stores a server token. A hash taken is hookd.ErrConflict; a missing application,
 // hookd.ErrNotFound. Error messages never carry the hash.

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/hookd/hookd"
@@ -10,47 +9,6 @@ import (
 )
 
 const applicationCols = `a.id, a.uid, a.name, a.throttle_rate, a.metadata, a.created_at, a.updated_at`
-
-func scanApplication(r rowScanner) (hookd.Application, error) {
-	var (
-		app                  hookd.Application
-		uid, metadata        sql.NullString
-		createdAt, updatedAt int64
-	)
-	if err := r.Scan(&app.ID, &uid, &app.Name, &app.ThrottleRate, &metadata, &createdAt, &updatedAt); err != nil {
-		return app, err
-	}
-	app.UID = uid.String
-	md, err := sqlcodec.DecodeMap(metadata)
-	if err != nil {
-		return app, err
-	}
-	app.Metadata = md
-	app.CreatedAt = fromMicros(createdAt)
-	app.UpdatedAt = fromMicros(updatedAt)
-	return app, nil
-}
-
-// GetApplication finds an application by id or, failing that, by uid.
-func (q *queries) GetApplication(ctx context.Context, idOrUID string) (*hookd.Application, error) {
-	row := q.q.QueryRowContext(ctx, `SELECT `+applicationCols+` FROM hookd_applications a
-		WHERE a.id = ?1 OR a.uid = ?1 ORDER BY a.id = ?1 DESC LIMIT 1`, idOrUID)
-	app, err := scanApplication(row)
-	if err != nil {
-		return nil, fmt.Errorf("get application %s: %w", idOrUID, classify(err))
-	}
-	return &app, nil
-}
-
-// ListApplications lists applications oldest first.
-func (q *queries) ListApplications(ctx context.Context, opts hookd.ListOptions) (*hookd.Page[hookd.Application], error) {
-	l := &listQuery{cols: applicationCols, from: "hookd_applications a", key: "a.id"}
-	page, err := list(ctx, q.q, l, opts, scanApplication, func(a *hookd.Application) string { return a.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list applications: %w", err)
-	}
-	return page, nil
-}
 
 // InsertApplication writes a new application.
 func (t *txn) InsertApplication(ctx context.Context, app *hookd.Application) error {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 // RecordAttempts is the worker's hot path: a batch may carry a hundred records. Three statements a
@@ -44,31 +45,6 @@ func updateHealthSQL(rows int) string {
 		FROM (VALUES ` + valuesList(rows, healthRowParams) + `) AS v WHERE e.id = v.column1`
 }
 
-// deliveryUpdate is a delivery's state after a batch: the last record's, with the highest number.
-type deliveryUpdate struct {
-	id        string
-	status    hookd.DeliveryStatus
-	attempts  int
-	next      any
-	lastError string
-	at        int64
-}
-
-// healthUpdate is an endpoint's health after a batch. With a success in the batch, the streak
-// restarts from the last success: failures counts the failures after it and firstFailure is the
-// first of them (NULL for none). Without one, failures are added to the streak and firstFailure
-// starts it if none was running.
-type healthUpdate struct {
-	id           string
-	lastAt       int64
-	lastStatus   int
-	lastError    string
-	succeeded    bool
-	lastSuccess  any
-	failures     int
-	firstFailure any
-}
-
 // RecordAttempts writes each attempt, its delivery's new state (status, next attempt time, last
 // error, UpdatedAt = the attempt's time; the count of attempts becomes the attempt's number unless
 // it is already higher) and its endpoint's health, as if record by record in order. An endpoint
@@ -80,51 +56,11 @@ func (t *txn) RecordAttempts(ctx context.Context, recs []hookd.AttemptRecord) er
 	if err := t.insertAttempts(ctx, recs); err != nil {
 		return err
 	}
-	deliveries, endpoints := foldRecords(recs)
+	deliveries, endpoints := sqlstore.FoldRecords(recs)
 	if err := t.updateDeliveries(ctx, deliveries); err != nil {
 		return err
 	}
 	return t.updateHealth(ctx, endpoints)
-}
-
-func foldRecords(recs []hookd.AttemptRecord) ([]deliveryUpdate, []healthUpdate) {
-	var deliveries []deliveryUpdate
-	var endpoints []healthUpdate
-	dIndex := make(map[string]int, len(recs))
-	eIndex := make(map[string]int)
-	for i := range recs {
-		r := &recs[i]
-		a := &r.Attempt
-		at := micros(a.At)
-
-		d := deliveryUpdate{id: a.DeliveryID, status: r.Status, attempts: a.Number,
-			next: nullMicros(r.NextAttemptAt), lastError: a.Error, at: at}
-		if j, ok := dIndex[a.DeliveryID]; ok {
-			d.attempts = max(d.attempts, deliveries[j].attempts)
-			deliveries[j] = d
-		} else {
-			dIndex[a.DeliveryID] = len(deliveries)
-			deliveries = append(deliveries, d)
-		}
-
-		j, ok := eIndex[a.EndpointID]
-		if !ok {
-			j = len(endpoints)
-			eIndex[a.EndpointID] = j
-			endpoints = append(endpoints, healthUpdate{id: a.EndpointID})
-		}
-		h := &endpoints[j]
-		h.lastAt, h.lastStatus, h.lastError = at, a.StatusCode, a.Error
-		if a.Success {
-			h.succeeded, h.lastSuccess, h.failures, h.firstFailure = true, at, 0, nil
-		} else {
-			if h.failures == 0 {
-				h.firstFailure = at
-			}
-			h.failures++
-		}
-	}
-	return deliveries, endpoints
 }
 
 func (t *txn) insertAttempts(ctx context.Context, recs []hookd.AttemptRecord) error {
@@ -141,10 +77,10 @@ func (t *txn) insertAttempts(ctx context.Context, recs []hookd.AttemptRecord) er
 	return nil
 }
 
-func (t *txn) updateDeliveries(ctx context.Context, ds []deliveryUpdate) error {
+func (t *txn) updateDeliveries(ctx context.Context, ds []sqlstore.DeliveryUpdate) error {
 	args := make([]any, 0, deliveryRowParams*len(ds))
 	for _, d := range ds {
-		args = append(args, d.id, string(d.status), d.attempts, d.next, d.lastError, d.at)
+		args = append(args, d.ID, string(d.Status), d.Attempts, nullMicros(d.Next), d.LastError, micros(d.At))
 	}
 	n, err := t.execBatch(ctx, t.stmts.updateDeliveries, deliveryRowParams, args)
 	if err != nil {
@@ -157,25 +93,25 @@ func (t *txn) updateDeliveries(ctx context.Context, ds []deliveryUpdate) error {
 }
 
 // missingDelivery names a delivery of ds that does not exist.
-func (t *txn) missingDelivery(ctx context.Context, ds []deliveryUpdate) error {
+func (t *txn) missingDelivery(ctx context.Context, ds []sqlstore.DeliveryUpdate) error {
 	for _, d := range ds {
 		var found bool
-		err := t.q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM hookd_deliveries WHERE id = ?)`, d.id).Scan(&found)
+		err := t.q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM hookd_deliveries WHERE id = ?)`, d.ID).Scan(&found)
 		if err != nil {
 			return err
 		}
 		if !found {
-			return fmt.Errorf("delivery %s: %w", d.id, hookd.ErrNotFound)
+			return fmt.Errorf("delivery %s: %w", d.ID, hookd.ErrNotFound)
 		}
 	}
 	return fmt.Errorf("a delivery: %w", hookd.ErrNotFound)
 }
 
-func (t *txn) updateHealth(ctx context.Context, hs []healthUpdate) error {
+func (t *txn) updateHealth(ctx context.Context, hs []sqlstore.HealthUpdate) error {
 	args := make([]any, 0, healthRowParams*len(hs))
 	for _, h := range hs {
-		args = append(args, h.id, h.lastAt, h.lastStatus, h.lastError, h.succeeded, h.lastSuccess,
-			h.failures, h.firstFailure)
+		args = append(args, h.ID, micros(h.LastAt), h.LastStatus, h.LastError, h.Succeeded,
+			nullMicros(h.LastSuccess), h.Failures, nullMicros(h.FirstFailure))
 	}
 	if _, err := t.execBatch(ctx, t.stmts.updateHealth, healthRowParams, args); err != nil {
 		return fmt.Errorf("record attempts: update endpoint health: %w", err)

@@ -6,80 +6,11 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 const attemptCols = `a.id, a.delivery_id, a.message_id, a.endpoint_id, a.app_id, a.number, a.trigger_kind, a.url,
 	a.at, a.duration, a.status_code, a.success, a.error, a.response, a.request_headers, a.response_headers`
-
-func scanAttempt(r rowScanner) (hookd.Attempt, error) {
-	var (
-		a        hookd.Attempt
-		trigger  string
-		at, dur  int64
-		response string
-		reqH     string
-		respH    string
-	)
-	if err := r.Scan(&a.ID, &a.DeliveryID, &a.MessageID, &a.EndpointID, &a.AppID, &a.Number, &trigger, &a.URL,
-		&at, &dur, &a.StatusCode, &a.Success, &a.Error, &response, &reqH, &respH); err != nil {
-		return a, err
-	}
-	var err error
-	if a.RequestHeaders, err = hookd.DecodeAttemptHeaders(reqH); err != nil {
-		return a, err
-	}
-	if a.ResponseHeaders, err = hookd.DecodeAttemptHeaders(respH); err != nil {
-		return a, err
-	}
-	a.Trigger = hookd.AttemptTrigger(trigger)
-	a.At = fromMicros(at)
-	a.Duration = time.Duration(dur) * time.Microsecond
-	a.Response = response
-	return a, nil
-}
-
-// GetAttempt finds an attempt by id.
-func (q *queries) GetAttempt(ctx context.Context, id string) (*hookd.Attempt, error) {
-	row := q.q.QueryRowContext(ctx, `SELECT `+attemptCols+` FROM hookd_attempts a WHERE a.id = ?`, id)
-	a, err := scanAttempt(row)
-	if err != nil {
-		return nil, fmt.Errorf("get attempt %s: %w", id, classify(err))
-	}
-	return &a, nil
-}
-
-// ListAttempts lists attempts newest first.
-func (q *queries) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hookd.Page[hookd.Attempt], error) {
-	l := &listQuery{cols: attemptCols, from: "hookd_attempts a", key: "a.id", newestFirst: true}
-	l.equal("a.delivery_id", f.DeliveryID)
-	l.equal("a.message_id", f.MessageID)
-	l.equal("a.endpoint_id", f.EndpointID)
-	l.equal("a.app_id", f.AppID)
-	if f.Success != nil {
-		l.filter("a.success = ?", *f.Success)
-	}
-	// The message's event type and channels are checked attempt by attempt, walking the attempts in
-	// order from the index of the filters above: fast unless few attempts match (a rare event type
-	// over a long log: about 0.1 s in a million attempts).
-	if types := unique(f.EventTypes); len(types) > 0 {
-		l.filter("EXISTS (SELECT 1 FROM hookd_messages m WHERE m.id = a.message_id AND m.event_type IN (SELECT value FROM json_each(?)))", jsonList(types))
-	}
-	if f.Channel != "" {
-		l.filter(`EXISTS (SELECT 1 FROM hookd_message_channels c WHERE c.message_id = a.message_id AND c.channel = ?)`, f.Channel)
-	}
-	if f.After != nil {
-		l.fromTime = f.FromAfter && f.Before == nil // with both, Svix lists the window newest first
-		l.filter("a.at >= ?", micros(*f.After))
-	}
-	if f.Before != nil {
-		l.filter("a.at < ?", micros(*f.Before))
-	}
-	page, err := list(ctx, q.q, l, f.ListOptions, scanAttempt, func(a *hookd.Attempt) string { return a.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list attempts: %w", err)
-	}
-	return page, nil
-}
 
 // ExpungeAttemptResponse replaces the attempt's captured response with hookd.ExpungedResponse and
 // clears its response headers; a missing attempt is hookd.ErrNotFound.
@@ -103,7 +34,7 @@ func (q *queries) AttemptsPerHour(ctx context.Context, f hookd.AttemptStatsFilte
 		WHERE endpoint_id = ? AND app_id = ? AND id >= ? AND at >= ?`
 		args = []any{hour, f.EndpointID, f.AppID, f.FromID, micros(f.Since)}
 	}
-	out, err := collect(ctx, q.q, query+` GROUP BY h ORDER BY h`, args, func(rows rowScanner) (hookd.HourCount, error) {
+	out, err := collect(ctx, q.q, query+` GROUP BY h ORDER BY h`, args, func(rows sqlstore.Scanner) (hookd.HourCount, error) {
 		var (
 			h int64
 			c hookd.HourCount
@@ -141,7 +72,7 @@ func (q *queries) AttemptsByEndpoint(ctx context.Context, f hookd.AttemptStatsFi
 	query := `SELECT endpoint_id, SUM(success), COUNT(*) - SUM(success) FROM hookd_attempts
 		WHERE app_id = ? AND id >= ? AND at >= ? AND endpoint_id IN (SELECT value FROM json_each(?))
 		GROUP BY endpoint_id`
-	_, err := collect(ctx, q.q, query, []any{f.AppID, f.FromID, micros(f.Since), jsonList(endpointIDs)}, func(rows rowScanner) (struct{}, error) {
+	_, err := collect(ctx, q.q, query, []any{f.AppID, f.FromID, micros(f.Since), jsonList(endpointIDs)}, func(rows sqlstore.Scanner) (struct{}, error) {
 		var (
 			id string
 			c  hookd.AttemptCount

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -23,108 +22,14 @@ func insertDeliveriesSQL(rows int) string {
 const loadWorkSQL = `SELECT ` + deliveryCols + `, ` + messageCols + `
 	FROM hookd_deliveries d JOIN hookd_messages m ON m.id = d.message_id WHERE d.id = ?`
 
-// deliveryDest returns the scan destinations of deliveryCols and a function that finishes d once
-// they are filled.
-func deliveryDest(d *hookd.Delivery) ([]any, func()) {
-	var (
-		status               string
-		next                 sql.NullInt64
-		createdAt, updatedAt int64
-	)
-	dest := []any{&d.ID, &d.MessageID, &d.EndpointID, &d.AppID, &status, &d.Attempts, &next,
-		&d.LastError, &createdAt, &updatedAt}
-	return dest, func() {
-		d.Status = hookd.DeliveryStatus(status)
-		d.NextAttemptAt = fromNullMicros(next)
-		d.CreatedAt = fromMicros(createdAt)
-		d.UpdatedAt = fromMicros(updatedAt)
-	}
-}
-
-func scanDelivery(r rowScanner) (hookd.Delivery, error) {
-	var d hookd.Delivery
-	dest, finish := deliveryDest(&d)
-	if err := r.Scan(dest...); err != nil {
-		return d, err
-	}
-	finish()
-	return d, nil
-}
-
-// GetDelivery finds a delivery by id.
-func (q *queries) GetDelivery(ctx context.Context, id string) (*hookd.Delivery, error) {
-	row := q.q.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d WHERE d.id = ?`, id)
-	d, err := scanDelivery(row)
-	if err != nil {
-		return nil, fmt.Errorf("get delivery %s: %w", id, classify(err))
-	}
-	return &d, nil
-}
-
-// DueDeliveries returns pending deliveries due at or before before, after afterID, in id order.
-func (q *queries) DueDeliveries(ctx context.Context, before time.Time, afterID string, limit int) ([]hookd.Delivery, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d
-		WHERE d.status = 'pending' AND d.id > ? AND COALESCE(d.next_attempt_at, d.created_at) <= ?
-		ORDER BY d.id LIMIT ?`, afterID, micros(before), limit)
-	if err != nil {
-		return nil, fmt.Errorf("due deliveries: %w", classify(err))
-	}
-	defer rows.Close()
-	var out []hookd.Delivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, fmt.Errorf("due deliveries: %w", err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("due deliveries: %w", classify(err))
-	}
-	return out, nil
-}
-
-// GetDeliveryFor finds the delivery of a message to an endpoint.
-func (q *queries) GetDeliveryFor(ctx context.Context, messageID, endpointID string) (*hookd.Delivery, error) {
-	row := q.q.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM hookd_deliveries d
-		WHERE d.message_id = ? AND d.endpoint_id = ?`, messageID, endpointID)
-	d, err := scanDelivery(row)
-	if err != nil {
-		return nil, fmt.Errorf("get delivery of message %s to endpoint %s: %w", messageID, endpointID, classify(err))
-	}
-	return &d, nil
-}
-
-// ListDeliveries lists deliveries oldest first.
-func (q *queries) ListDeliveries(ctx context.Context, f hookd.DeliveryFilter) (*hookd.Page[hookd.Delivery], error) {
-	l := &listQuery{cols: deliveryCols, from: "hookd_deliveries d", key: "d.id"}
-	l.equal("d.message_id", f.MessageID)
-	l.equal("d.endpoint_id", f.EndpointID)
-	l.equal("d.app_id", f.AppID)
-	if f.Status != "" {
-		l.filter("d.status = ?", string(f.Status))
-	}
-	if f.After != nil {
-		l.filter("d.created_at >= ?", micros(*f.After))
-	}
-	if f.Before != nil {
-		l.filter("d.created_at < ?", micros(*f.Before))
-	}
-	page, err := list(ctx, q.q, l, f.ListOptions, scanDelivery, func(d *hookd.Delivery) string { return d.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list deliveries: %w", err)
-	}
-	return page, nil
-}
-
 // LoadWork reads a delivery and its message in one statement.
 func (q *queries) LoadWork(ctx context.Context, deliveryID string) (*hookd.Delivery, *hookd.Message, error) {
 	var (
 		d   hookd.Delivery
 		msg hookd.Message
 	)
-	dest, finish := deliveryDest(&d)
-	msgDest, finishMessage := messageDest(&msg)
+	dest, finish := dialect.DeliveryDest(&d)
+	msgDest, finishMessage := dialect.MessageDest(&msg)
 	err := q.stmt(ctx, q.stmts.loadWork).QueryRowContext(ctx, deliveryID).Scan(append(dest, msgDest...)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load work for delivery %s: %w", deliveryID, classify(err))
@@ -164,34 +69,4 @@ func (t *txn) SetDeliveryStatus(ctx context.Context, id string, status hookd.Del
 		return fmt.Errorf("set delivery %s status %s: %w", id, status, err)
 	}
 	return nil
-}
-
-// DeliveryCountsByMessage counts the deliveries of ids by status in one statement
-// (hookd.DeliveryCounter).
-func (q *queries) DeliveryCountsByMessage(ctx context.Context, appID string, ids []string) (map[string]hookd.DeliveryCounts, error) {
-	out := make(map[string]hookd.DeliveryCounts)
-	if len(ids) == 0 {
-		return out, nil
-	}
-	rows, err := q.q.QueryContext(ctx, `SELECT d.message_id, d.status, count(*) FROM hookd_deliveries d
-		WHERE d.app_id = ? AND d.message_id IN (SELECT value FROM json_each(?)) GROUP BY d.message_id, d.status`,
-		appID, jsonList(ids))
-	if err != nil {
-		return nil, fmt.Errorf("count deliveries of %d messages of application %s: %w", len(ids), appID, classify(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, status string
-		var n int
-		if err := rows.Scan(&id, &status, &n); err != nil {
-			return nil, fmt.Errorf("count deliveries of %d messages of application %s: %w", len(ids), appID, unavailable(err))
-		}
-		c := out[id]
-		c.Add(hookd.DeliveryStatus(status), n)
-		out[id] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("count deliveries of %d messages of application %s: %w", len(ids), appID, unavailable(err))
-	}
-	return out, nil
 }

@@ -17,115 +17,13 @@ const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.
 
 const getEndpointByIDSQL = `SELECT ` + endpointCols + ` FROM hookd_endpoints e WHERE e.id = ?`
 
-func scanEndpoint(r rowScanner) (hookd.Endpoint, error) {
-	var (
-		ep                                                  hookd.Endpoint
-		uid, eventTypes, channels, headers, metadata        sql.NullString
-		scheme                                              string
-		createdAt, updatedAt                                int64
-		disabledAt, lastAttemptAt, lastSuccess, failingFrom sql.NullInt64
-	)
-	err := r.Scan(&ep.ID, &ep.AppID, &uid, &ep.URL, &ep.Description, &ep.Version, &eventTypes, &channels,
-		&ep.Disabled, &ep.DisabledReason, &disabledAt, &ep.RateLimit, &ep.MaxInFlight, &headers, &scheme,
-		&metadata, &createdAt, &updatedAt, &lastAttemptAt, &ep.LastStatus, &ep.LastError,
-		&lastSuccess, &failingFrom, &ep.ConsecutiveFailures)
-	if err != nil {
-		return ep, err
-	}
-	ep.UID = uid.String
-	ep.Scheme = hookd.SignatureScheme(scheme)
-	if err := sqlcodec.DecodeEndpointConfig(&ep, eventTypes, channels, headers, metadata); err != nil {
-		return ep, err
-	}
-	ep.DisabledAt = fromNullMicros(disabledAt)
-	ep.CreatedAt = fromMicros(createdAt)
-	ep.UpdatedAt = fromMicros(updatedAt)
-	ep.LastAttemptAt = fromNullMicros(lastAttemptAt)
-	ep.LastSuccessAt = fromNullMicros(lastSuccess)
-	ep.FailingSince = fromNullMicros(failingFrom)
-	return ep, nil
-}
-
-// GetEndpoint finds an endpoint of the application by id or, failing that, by uid.
-func (q *queries) GetEndpoint(ctx context.Context, appID, idOrUID string) (*hookd.Endpoint, error) {
-	row := q.q.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e
-		WHERE e.app_id = ?1 AND (e.id = ?2 OR e.uid = ?2) ORDER BY e.id = ?2 DESC LIMIT 1`, appID, idOrUID)
-	ep, err := scanEndpoint(row)
-	if err != nil {
-		return nil, fmt.Errorf("get endpoint %s of application %s: %w", idOrUID, appID, classify(err))
-	}
-	return &ep, nil
-}
-
 // GetEndpointByID finds an endpoint by id alone.
 func (q *queries) GetEndpointByID(ctx context.Context, id string) (*hookd.Endpoint, error) {
-	ep, err := scanEndpoint(q.stmt(ctx, q.stmts.getEndpointByID).QueryRowContext(ctx, id))
+	ep, err := dialect.ScanEndpoint(q.stmt(ctx, q.stmts.getEndpointByID).QueryRowContext(ctx, id))
 	if err != nil {
 		return nil, fmt.Errorf("get endpoint %s: %w", id, classify(err))
 	}
 	return &ep, nil
-}
-
-// ListEndpoints lists the application's endpoints oldest first.
-func (q *queries) ListEndpoints(ctx context.Context, appID string, opts hookd.ListOptions) (*hookd.Page[hookd.Endpoint], error) {
-	l := &listQuery{cols: endpointCols, from: "hookd_endpoints e", key: "e.id"}
-	l.filter("e.app_id = ?", appID)
-	page, err := list(ctx, q.q, l, opts, scanEndpoint, func(e *hookd.Endpoint) string { return e.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list endpoints of application %s: %w", appID, err)
-	}
-	return page, nil
-}
-
-// EnabledEndpoints returns the application's enabled endpoints ordered by id.
-func (q *queries) EnabledEndpoints(ctx context.Context, appID string) ([]hookd.Endpoint, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+endpointCols+` FROM hookd_endpoints e
-		WHERE e.app_id = ? AND e.disabled = 0 ORDER BY e.id`, appID)
-	if err != nil {
-		return nil, fmt.Errorf("enabled endpoints of application %s: %w", appID, err)
-	}
-	defer rows.Close()
-	var out []hookd.Endpoint
-	for rows.Next() {
-		ep, err := scanEndpoint(rows)
-		if err != nil {
-			return nil, fmt.Errorf("enabled endpoints of application %s: %w", appID, err)
-		}
-		out = append(out, ep)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("enabled endpoints of application %s: %w", appID, err)
-	}
-	return out, nil
-}
-
-// SigningKeys returns the endpoint's keys newest first (by creation time, then insertion), expired
-// ones included; none for an endpoint that does not exist.
-func (q *queries) SigningKeys(ctx context.Context, endpointID string) ([]hookd.SigningKey, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT secret, created_at, expires_at FROM hookd_endpoint_keys
-		WHERE endpoint_id = ? ORDER BY created_at DESC, id DESC`, endpointID)
-	if err != nil {
-		return nil, fmt.Errorf("signing keys of endpoint %s: %w", endpointID, err)
-	}
-	defer rows.Close()
-	var out []hookd.SigningKey
-	for rows.Next() {
-		var (
-			k         hookd.SigningKey
-			createdAt int64
-			expiresAt sql.NullInt64
-		)
-		if err := rows.Scan(&k.Secret, &createdAt, &expiresAt); err != nil {
-			return nil, fmt.Errorf("signing keys of endpoint %s: %w", endpointID, err)
-		}
-		k.CreatedAt = fromMicros(createdAt)
-		k.ExpiresAt = fromNullMicros(expiresAt)
-		out = append(out, k)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("signing keys of endpoint %s: %w", endpointID, err)
-	}
-	return out, nil
 }
 
 // InsertEndpoint writes the endpoint, every field as given (health included), and its first key.

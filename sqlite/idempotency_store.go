@@ -3,30 +3,11 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hookd/hookd"
 )
 
 // A stored response is live while now < expires_at.
-
-// GetIdempotentResponse finds a stored response by key; one that expired at or before now is
-// hookd.ErrNotFound.
-func (q *queries) GetIdempotentResponse(ctx context.Context, key string, now time.Time) (*hookd.IdempotentResponse, error) {
-	var (
-		r                    hookd.IdempotentResponse
-		createdAt, expiresAt int64
-	)
-	err := q.q.QueryRowContext(ctx, `SELECT key, status, body, request_hash, created_at, expires_at FROM hookd_idempotency
-		WHERE key = ? AND expires_at > ?`, key, micros(now)).
-		Scan(&r.Key, &r.Status, &r.Body, &r.RequestHash, &createdAt, &expiresAt)
-	if err != nil {
-		return nil, fmt.Errorf("get idempotent response: %w", classify(err))
-	}
-	r.CreatedAt = fromMicros(createdAt)
-	r.ExpiresAt = fromMicros(expiresAt)
-	return &r, nil
-}
 
 // PutIdempotentResponse first deletes every response expired at r.CreatedAt (through the index on
 // expires_at), an expired one under r.Key included, then inserts r: a live one under r.Key is

@@ -12,28 +12,6 @@ const operationalEventCols = `o.id, o.type, o.app_id, o.endpoint_id, o.message_i
 const insertOperationalEventSQL = `INSERT INTO hookd_operational_events
 	(id, type, app_id, endpoint_id, message_id, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 
-func scanOperationalEvent(r rowScanner) (hookd.OperationalEvent, error) {
-	var (
-		ev hookd.OperationalEvent
-		at int64
-	)
-	if err := r.Scan(&ev.ID, &ev.Type, &ev.AppID, &ev.EndpointID, &ev.MessageID, &ev.Reason, &at); err != nil {
-		return ev, err
-	}
-	ev.At = fromMicros(at)
-	return ev, nil
-}
-
-// ListOperationalEvents lists operational events oldest first.
-func (q *queries) ListOperationalEvents(ctx context.Context, opts hookd.ListOptions) (*hookd.Page[hookd.OperationalEvent], error) {
-	l := &listQuery{cols: operationalEventCols, from: "hookd_operational_events o", key: "o.id"}
-	page, err := list(ctx, q.q, l, opts, scanOperationalEvent, func(ev *hookd.OperationalEvent) string { return ev.ID })
-	if err != nil {
-		return nil, fmt.Errorf("list operational events: %w", err)
-	}
-	return page, nil
-}
-
 // InsertOperationalEvents writes operational events. They reference nothing: they outlive the
 // applications, endpoints and messages they name.
 func (t *txn) InsertOperationalEvents(ctx context.Context, evs []hookd.OperationalEvent) error {

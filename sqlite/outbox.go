@@ -47,24 +47,10 @@ func (s *Store) InsertEvents(ctx context.Context, tx any, events []bus.Record) e
 	return nil
 }
 
-func scanEvent(r rowScanner) (bus.Record, error) {
-	var (
-		e                                  bus.Record
-		status                             string
-		occurred, next, created, updatedAt int64
-	)
-	if err := r.Scan(&e.ID, &e.Name, &e.AggregateID, &e.Payload, &occurred, &status, &e.Attempts, &next, &e.LastError, &created, &updatedAt); err != nil {
-		return e, err
-	}
-	e.Status, e.OccurredAt, e.NextAttempt = bus.Status(status), fromMicros(occurred), fromMicros(next)
-	e.CreatedAt, e.UpdatedAt = fromMicros(created), fromMicros(updatedAt)
-	return e, nil
-}
-
 // DueEvents returns up to limit pending events due at or before now, the earliest first.
 func (s *Store) DueEvents(ctx context.Context, now time.Time, limit int) ([]bus.Record, error) {
 	out, err := collect(ctx, s.rdb, `SELECT `+eventCols+` FROM hookd_events
-		WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`, []any{micros(now), limit}, scanEvent)
+		WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`, []any{micros(now), limit}, dialect.ScanOutboxRecord)
 	if err != nil {
 		return nil, fmt.Errorf("due events: %w", err)
 	}
@@ -77,7 +63,7 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) ([]bus.Record, err
 		return nil, nil
 	}
 	out, err := collect(ctx, s.rdb, `SELECT `+eventCols+` FROM hookd_events
-		WHERE id IN (SELECT value FROM json_each(?))`, []any{jsonList(ids)}, scanEvent)
+		WHERE id IN (SELECT value FROM json_each(?))`, []any{jsonList(ids)}, dialect.ScanOutboxRecord)
 	if err != nil {
 		return nil, fmt.Errorf("events by id: %w", err)
 	}
@@ -125,7 +111,7 @@ func (s *Store) SettleEvent(ctx context.Context, st bus.Settlement) error {
 // ListEvents lists the events in status in id order.
 func (s *Store) ListEvents(ctx context.Context, status bus.Status, after string, limit int) ([]bus.Record, error) {
 	out, err := collect(ctx, s.rdb, `SELECT `+eventCols+` FROM hookd_events WHERE status = ? AND id > ?
-		ORDER BY id LIMIT ?`, []any{string(status), after, limit}, scanEvent)
+		ORDER BY id LIMIT ?`, []any{string(status), after, limit}, dialect.ScanOutboxRecord)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}

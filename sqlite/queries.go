@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 // querier is what *sql.DB and *sql.Tx have in common.
@@ -18,9 +20,20 @@ type querier interface {
 // queries runs statements on the database (the Store's reads) or on one transaction (a Tx's reads
 // and writes).
 type queries struct {
-	q     querier
-	tx    *sql.Tx // nil outside a transaction
-	stmts *statements
+	sharedReads // the reads written once in package sqlstore, on q
+	q           querier
+	tx          *sql.Tx // nil outside a transaction
+	stmts       *statements
+}
+
+// sharedReads names the embedded sqlstore.Reads unexported: its methods are the store's, the
+// value itself stays inside the package.
+type sharedReads = sqlstore.Reads
+
+// newQueries returns the statements of the store on q (tx when q is one), the reads of package
+// sqlstore among them.
+func newQueries(q querier, tx *sql.Tx, stmts *statements) queries {
+	return queries{sharedReads: sqlstore.NewReads(dialect, sqlQuerier{q}, &columns), q: q, tx: tx, stmts: stmts}
 }
 
 // stmt returns a statement prepared once at Open, bound to the transaction when there is one.
@@ -29,11 +42,6 @@ func (q *queries) stmt(ctx context.Context, s *sql.Stmt) *sql.Stmt {
 		return q.tx.StmtContext(ctx, s)
 	}
 	return s
-}
-
-// rowScanner is *sql.Row or *sql.Rows.
-type rowScanner interface {
-	Scan(dest ...any) error
 }
 
 // statements are hot statements, prepared once at Open: the worker's loads and a send's inserts.
@@ -107,24 +115,14 @@ func (s *statements) close() error {
 }
 
 // collect runs query on q and returns every row, each read by scan. Errors are classified.
-func collect[T any](ctx context.Context, q querier, query string, args []any, scan func(rowScanner) (T, error)) ([]T, error) {
+func collect[T any](ctx context.Context, q querier, query string, args []any, scan func(sqlstore.Scanner) (T, error)) ([]T, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, classify(err)
 	}
 	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		item, err := scan(rows)
-		if err != nil {
-			return nil, unavailable(err)
-		}
-		out = append(out, item)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, unavailable(err)
-	}
-	return out, nil
+	out, err := sqlstore.Collect(rows, scan)
+	return out, unavailable(err)
 }
 
 // jsonList is ids as one JSON array, for IN (SELECT value FROM json_each(?)): one parameter
@@ -134,3 +132,27 @@ func jsonList(ids []string) string {
 	b, _ := json.Marshal(ids) // a []string always encodes
 	return string(b)
 }
+
+// reader is q's database or transaction as package sqlstore runs reads on it.
+func (q *queries) reader() sqlstore.Querier { return sqlQuerier{q.q} }
+
+// sqlQuerier runs package sqlstore's reads on a querier, classifying their errors as collect does.
+type sqlQuerier struct{ q querier }
+
+func (s sqlQuerier) Query(ctx context.Context, query string, args []any, each func(sqlstore.Scanner) error) error {
+	rows, err := s.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return classify(err)
+	}
+	defer rows.Close()
+	return unavailable(sqlstore.Each(rows, each))
+}
+
+func (s sqlQuerier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Scanner {
+	return classifiedRow{s.q.QueryRowContext(ctx, query, args...)}
+}
+
+// classifiedRow is a row whose Scan errors are classified: no row is hookd.ErrNotFound.
+type classifiedRow struct{ r *sql.Row }
+
+func (c classifiedRow) Scan(dest ...any) error { return classify(c.r.Scan(dest...)) }

@@ -174,7 +174,7 @@ func (s *Store) init(ctx context.Context) error {
 	if s.rstmts, err = prepareStatements(ctx, s.rdb); err != nil {
 		return fmt.Errorf("readers: %w", err)
 	}
-	s.queries = queries{q: s.rdb, stmts: s.rstmts}
+	s.queries = newQueries(s.rdb, nil, s.rstmts)
 	return nil
 }
 
@@ -286,7 +286,7 @@ func (s *Store) WrapTx(raw any) (hookd.Tx, error) {
 }
 
 func (s *Store) wrap(sqlTx *sql.Tx) *txn {
-	return &txn{queries: queries{q: sqlTx, tx: sqlTx, stmts: s.stmts}, sqlTx: sqlTx}
+	return &txn{queries: newQueries(sqlTx, sqlTx, s.stmts), sqlTx: sqlTx}
 }
 
 // txn is a hookd.Tx: the Reader methods of queries and the Writer methods, all on one *sql.Tx.
