@@ -60,6 +60,14 @@ func TestRetention(t *testing.T) {
 		return n
 	}
 
+	// The first attempt's job goes when the queue settles it, in a batch after the attempt is
+	// recorded: wait for the pending delivery to hold its retry's job alone.
+	for deadline := time.Now().Add(10 * time.Second); jobs(stuckDelivery.ID) != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d jobs of the pending delivery before the cleaner, want its retry", jobs(stuckDelivery.ID))
+		}
+	}
+
 	rcfg := testConfig()
 	rcfg.Retention = 2 * 24 * time.Hour
 	c, err := hookd.NewClient(b.store, rcfg) // not started: the test runs the cleaner itself
