@@ -29,11 +29,7 @@ func headerLines(h http.Header) []headerLine {
 // attemptPage shows one attempt: the request as sent (URL, headers, body), the response (status,
 // headers, body), its duration and trigger, and when the delivery's next attempt is due.
 func (h *Handler) attemptPage(q *req) error {
-	app, err := h.client.GetApplication(q.ctx, q.r.PathValue("app"))
-	if err != nil {
-		return err
-	}
-	m, err := h.client.GetMessage(q.ctx, app.ID, q.r.PathValue("msg"))
+	app, m, err := h.pathMessage(q)
 	if err != nil {
 		return err
 	}

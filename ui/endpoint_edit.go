@@ -83,11 +83,7 @@ func formList(field, text string, max int) ([]string, error) {
 
 // editEndpointForm shows the endpoint's edit form.
 func (h *Handler) editEndpointForm(q *req) error {
-	app, err := h.client.GetApplication(q.ctx, q.r.PathValue("app"))
-	if err != nil {
-		return err
-	}
-	ep, err := h.client.GetEndpoint(q.ctx, app.ID, q.r.PathValue("ep"))
+	app, ep, err := h.pathEndpoint(q)
 	if err != nil {
 		return err
 	}
@@ -143,11 +139,7 @@ func (h *Handler) editEndpoint(q *req) error {
 
 // deleteEndpointForm asks whether to delete the endpoint.
 func (h *Handler) deleteEndpointForm(q *req) error {
-	app, err := h.client.GetApplication(q.ctx, q.r.PathValue("app"))
-	if err != nil {
-		return err
-	}
-	ep, err := h.client.GetEndpoint(q.ctx, app.ID, q.r.PathValue("ep"))
+	app, ep, err := h.pathEndpoint(q)
 	if err != nil {
 		return err
 	}

@@ -337,11 +337,7 @@ func (h *Handler) endpointPage(q *req) error {
 
 // showEndpoint renders an endpoint's page; secret, when set, is shown (after "reveal").
 func (h *Handler) showEndpoint(q *req, secret string) error {
-	app, err := h.client.GetApplication(q.ctx, q.r.PathValue("app"))
-	if err != nil {
-		return err
-	}
-	ep, err := h.client.GetEndpoint(q.ctx, app.ID, q.r.PathValue("ep"))
+	app, ep, err := h.pathEndpoint(q)
 	if err != nil {
 		return err
 	}
@@ -472,11 +468,7 @@ type destination struct {
 }
 
 func (h *Handler) messagePage(q *req) error {
-	app, err := h.client.GetApplication(q.ctx, q.r.PathValue("app"))
-	if err != nil {
-		return err
-	}
-	m, err := h.client.GetMessage(q.ctx, app.ID, q.r.PathValue("msg"))
+	app, m, err := h.pathMessage(q)
 	if err != nil {
 		return err
 	}
@@ -511,3 +503,29 @@ func (h *Handler) resend(q *req) error {
 
 // liveEvery is how often, in seconds, the pages with lists reload themselves while shown.
 const liveEvery = 15
+
+// pathEndpoint reads the application and the endpoint the request's path names ({app}, {ep}).
+func (h *Handler) pathEndpoint(q *req) (*hookd.Application, *hookd.Endpoint, error) {
+	app, err := h.client.GetApplication(q.ctx, q.r.PathValue("app"))
+	if err != nil {
+		return nil, nil, err
+	}
+	ep, err := h.client.GetEndpoint(q.ctx, app.ID, q.r.PathValue("ep"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return app, ep, nil
+}
+
+// pathMessage reads the application and the message the request's path names ({app}, {msg}).
+func (h *Handler) pathMessage(q *req) (*hookd.Application, *hookd.Message, error) {
+	app, err := h.client.GetApplication(q.ctx, q.r.PathValue("app"))
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := h.client.GetMessage(q.ctx, app.ID, q.r.PathValue("msg"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return app, m, nil
+}

@@ -104,11 +104,7 @@ func cutText(s string) (string, bool) {
 // payloadFile answers with a message's payload as it is stored, as a JSON file to download
 // rather than a page to render.
 func (h *Handler) payloadFile(q *req) error {
-	app, err := h.client.GetApplication(q.ctx, q.r.PathValue("app"))
-	if err != nil {
-		return err
-	}
-	m, err := h.client.GetMessage(q.ctx, app.ID, q.r.PathValue("msg"))
+	_, m, err := h.pathMessage(q)
 	if err != nil {
 		return err
 	}
