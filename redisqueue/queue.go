@@ -66,6 +66,7 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/drain"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -80,9 +81,6 @@ var (
 )
 
 const (
-	// hardStopWait is how long Stop waits, once its context has ended and the jobs in flight have
-	// been cancelled, for them to return.
-	hardStopWait = 5 * time.Second
 	// afterCommitTimeout bounds the enqueue of a committed transaction's jobs.
 	afterCommitTimeout = 10 * time.Second
 	// enqueueConcurrency is how many enqueues of one batch (a transaction's jobs, a sweep's page)
@@ -280,7 +278,7 @@ func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 			LogLevel:                 level,
 			// Stop waits for the jobs in flight as long as its context lasts, and asynq ends a
 			// task at its timeout anyway: asynq's own limit never comes first.
-			ShutdownTimeout: q.tm.taskTimeout + hardStopWait,
+			ShutdownTimeout: q.tm.taskTimeout + drain.HardStop,
 		})
 		if err := srv.Start(asynq.HandlerFunc(r.process)); err != nil {
 			r.shutdownServers()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/drain"
 )
 
 // run is one Start of a Queue, until Stop: its asynq servers, the handlers' context and the
@@ -251,18 +252,7 @@ func (r *run) stop(ctx context.Context) error {
 		r.jobs.Wait()
 		close(down)
 	}()
-	var err error
-	select {
-	case <-down:
-	case <-ctx.Done():
-		r.cancel()
-		select {
-		case <-down:
-			err = fmt.Errorf("redisqueue: stop: jobs in flight cancelled: %w", ctx.Err())
-		case <-time.After(hardStopWait):
-			err = fmt.Errorf("redisqueue: stop: jobs cancelled but still running after %s: %w", hardStopWait, ctx.Err())
-		}
-	}
+	err := drain.Wait(ctx, "redisqueue", down, r.cancel)
 	r.cancel()
 	return err
 }

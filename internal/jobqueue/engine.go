@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/drain"
 )
 
 // Queue timing and policy. See the package documentation.
@@ -20,9 +21,6 @@ const (
 	// MaxFailures is how often a job's handler may fail (never a snooze) before the job is
 	// dropped: with retries backing off to one a minute, about a week.
 	MaxFailures = 10_000
-	// HardStopWait is how long Stop waits, once its context has ended and the running jobs have
-	// been cancelled, for them to return.
-	HardStopWait = 5 * time.Second
 	// maxLastError bounds the error text an outcome carries.
 	maxLastError = 1000
 )
@@ -168,7 +166,7 @@ func (e *Engine[R]) loop(fn func()) {
 }
 
 // Stop ends the run: the loops stop, and the jobs in flight are waited for until ctx ends. Jobs
-// still running then have their context cancelled, and Stop waits HardStopWait more for them and
+// still running then have their context cancelled, and Stop waits drain.HardStop more for them and
 // returns an error wrapping ctx's. Then it settles the outcomes waiting and closes the driver. A
 // stopped engine's Stop returns nil.
 func (e *Engine[R]) Stop(ctx context.Context) error {
@@ -192,18 +190,7 @@ func (e *Engine[R]) stopIf(ctx context.Context, stop chan struct{}) error {
 		e.jobs.Wait()
 		close(drained)
 	}()
-	var err error
-	select {
-	case <-drained:
-	case <-ctx.Done():
-		e.cancel()
-		select {
-		case <-drained:
-			err = fmt.Errorf("%s: stop: jobs in flight cancelled: %w", e.name, ctx.Err())
-		case <-time.After(HardStopWait):
-			err = fmt.Errorf("%s: stop: jobs cancelled but still running after %s: %w", e.name, HardStopWait, ctx.Err())
-		}
-	}
+	err := drain.Wait(ctx, e.name, drained, e.cancel)
 	e.cancel()
 	err = errors.Join(err, e.fin.stop(), e.driver.Close())
 	e.running = false
