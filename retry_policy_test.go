@@ -1,13 +1,16 @@
 package hookd_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/sqlite"
 )
 
 // An endpoint's own schedule, else its application's, else the server's decides how many
@@ -166,5 +169,34 @@ func TestCheckRetryPolicy(t *testing.T) {
 	_, err = b.client.UpdateApplication(b.ctx, b.app.ID, &hookd.ApplicationIn{Name: "Acme", RetrySchedule: make([]time.Duration, 4)})
 	if !errors.Is(err, hookd.ErrInvalid) {
 		t.Errorf("UpdateApplication with too many retries: %v, want ErrInvalid", err)
+	}
+}
+
+// Config.MaxTimeout is at least the delivery timeout, and the job timeout exceeds it: a config
+// that breaks either is refused, naming the field.
+func TestConfigMaxTimeoutChecks(t *testing.T) {
+	t.Parallel()
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "hookd.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for name, tc := range map[string]struct {
+		maxTimeout, jobTimeout time.Duration
+		want                   string
+	}{
+		"below the delivery timeout": {100 * time.Millisecond, 0, "Config.MaxTimeout"},
+		"job timeout not above it":   {time.Minute, time.Minute, "Config.JobTimeout"},
+	} {
+		cfg := testConfig() // delivery timeout 300 ms
+		cfg.MaxTimeout, cfg.JobTimeout = tc.maxTimeout, tc.jobTimeout
+		if _, err := hookd.NewClient(store, cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error naming %s", name, err, tc.want)
+		}
+	}
+	cfg := testConfig()
+	cfg.MaxTimeout = time.Minute // the job timeout follows it
+	if _, err := hookd.NewClient(store, cfg); err != nil {
+		t.Errorf("MaxTimeout 1m with the default job timeout: %v", err)
 	}
 }
