@@ -61,7 +61,7 @@ func (c *Client) admit(ctx context.Context, ep *Endpoint, now time.Time, manual 
 
 // limits returns the isolation limits of an endpoint.
 func (c *Client) limits(ep *Endpoint) isolation {
-	lim := isolation{maxInFlight: c.cfg.MaxInFlightPerEndpoint, rate: ep.RateLimit, timeout: c.cfg.Delivery.Timeout}
+	lim := isolation{maxInFlight: c.cfg.MaxInFlightPerEndpoint, rate: ep.RateLimit, timeout: c.attemptTimeout(ep)}
 	if ep.MaxInFlight > 0 {
 		lim.maxInFlight = ep.MaxInFlight
 	}

@@ -15,9 +15,15 @@ type Application struct {
 	// ThrottleRate caps the messages per second sent to each of the application's endpoints that
 	// sets no rate of its own. Zero: no cap.
 	ThrottleRate int
-	Metadata     map[string]string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// RetrySchedule is the retry schedule of the application's endpoints that set none of their
+	// own (empty: no retries). Nil: Config.RetrySchedule.
+	RetrySchedule []time.Duration
+	// AttemptTimeout is the attempt timeout of the application's endpoints that set none of their
+	// own. Zero: the delivery timeout.
+	AttemptTimeout time.Duration
+	Metadata       map[string]string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // ApplicationIn creates or replaces an application.
@@ -25,7 +31,12 @@ type ApplicationIn struct {
 	Name         string // required
 	UID          string // optional, unique; any printable text
 	ThrottleRate int    // messages per second to each endpoint without a rate of its own; 0: none
-	Metadata     map[string]string
+	// RetrySchedule and AttemptTimeout are the default retry policy of the application's
+	// endpoints (Application's fields of the same names); nil and 0: the server's. Bounded as
+	// Client.CheckRetryPolicy says.
+	RetrySchedule  []time.Duration
+	AttemptTimeout time.Duration
+	Metadata       map[string]string
 }
 
 func (in *ApplicationIn) check() error {
@@ -51,9 +62,13 @@ func (c *Client) CreateApplication(ctx context.Context, in *ApplicationIn) (*App
 	if err := in.check(); err != nil {
 		return nil, err
 	}
+	if err := c.CheckRetryPolicy(in.RetrySchedule, in.AttemptTimeout); err != nil {
+		return nil, err
+	}
 	now := c.now()
 	app := &Application{
 		ID: newID(prefixApp), UID: in.UID, Name: in.Name, ThrottleRate: in.ThrottleRate,
+		RetrySchedule: cloneSchedule(in.RetrySchedule), AttemptTimeout: in.AttemptTimeout,
 		Metadata: maps.Clone(in.Metadata), CreatedAt: now, UpdatedAt: now,
 	}
 	err := c.store.InTx(ctx, func(tx Tx) error { return tx.InsertApplication(ctx, app) })
@@ -77,6 +92,9 @@ func (c *Client) UpdateApplication(ctx context.Context, app string, in *Applicat
 	if err := in.check(); err != nil {
 		return nil, err
 	}
+	if err := c.CheckRetryPolicy(in.RetrySchedule, in.AttemptTimeout); err != nil {
+		return nil, err
+	}
 	var out *Application
 	err := c.store.InTx(ctx, func(tx Tx) error {
 		a, err := tx.GetApplication(ctx, app)
@@ -84,6 +102,7 @@ func (c *Client) UpdateApplication(ctx context.Context, app string, in *Applicat
 			return err
 		}
 		a.Name, a.UID, a.ThrottleRate, a.Metadata = in.Name, in.UID, in.ThrottleRate, maps.Clone(in.Metadata)
+		a.RetrySchedule, a.AttemptTimeout = cloneSchedule(in.RetrySchedule), in.AttemptTimeout
 		a.UpdatedAt = c.now()
 		out = a
 		return tx.UpdateApplication(ctx, a)

@@ -51,7 +51,7 @@ func (c *Client) buildRequest(ep *Endpoint, keys []SigningKey, m *Message, now t
 		}
 	}
 	h.Set("Content-Type", "application/json")
-	return &delivery.Request{URL: ep.URL, Header: h, Body: body}, nil
+	return &delivery.Request{URL: ep.URL, Header: h, Body: body, Timeout: c.attemptTimeout(ep)}, nil
 }
 
 // envelope is the body of SchemeEnvelope for m: {"id", "type", "occurredAt", "data"}.

@@ -100,9 +100,12 @@ func (c *Client) endpoint(ctx context.Context, id string, now time.Time) (*Endpo
 	if err != nil {
 		return nil, nil, err
 	}
-	if ep.RateLimit == 0 {
+	if ep.RateLimit == 0 || ep.RetrySchedule == nil || ep.AttemptTimeout == 0 {
 		if app, err := c.store.GetApplication(ctx, ep.AppID); err == nil {
-			ep.RateLimit = app.ThrottleRate
+			if ep.RateLimit == 0 {
+				ep.RateLimit = app.ThrottleRate
+			}
+			inheritPolicy(ep, app)
 		}
 	}
 	c.states.store(ep, keys, now)
@@ -172,7 +175,7 @@ func (c *Client) recordAttempt(ctx context.Context, t madeAttempt) error {
 		// A failed manual attempt changes nothing else: a pending delivery keeps its next retry.
 		rec.NextAttemptAt = d.NextAttemptAt
 	default:
-		wait, ok := c.retryDelay(job.Attempt)
+		wait, ok := c.retryDelay(ep, job.Attempt)
 		if res.Outcome == delivery.Throttled || res.RetryAfter > 0 {
 			throttle = c.throttleDelay(0, res.RetryAfter)
 			wait = c.throttleDelay(wait, res.RetryAfter)

@@ -68,7 +68,7 @@ func NewClient(store Store, cfg *Config) (*Client, error) {
 		store:  store,
 		queue:  q,
 		cfg:    c,
-		http:   delivery.New(c.Delivery),
+		http:   delivery.New(attemptBound(c)),
 		states: newEndpointStates(circuitConfig{threshold: c.CircuitThreshold, cooldown: c.CircuitCooldown, maxCooldown: c.CircuitMaxCooldown}),
 		box:    box,
 		active: newLimiters(c.Workers, c.ActiveWorkers, isInProcess(store)),

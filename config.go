@@ -18,6 +18,9 @@ var DefaultRetrySchedule = []time.Duration{
 	10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour,
 }
 
+// DefaultMaxTimeout bounds the attempt timeout an endpoint or application may set (Config.MaxTimeout).
+const DefaultMaxTimeout = 30 * time.Second
+
 // Config configures a Client. The zero value (or nil) means every default.
 type Config struct {
 	// Logger receives the worker's logs; secrets never reach it. Default: discard.
@@ -85,8 +88,11 @@ type Config struct {
 	// Keep it apart from the database; without it the secrets it sealed cannot be read.
 	// Default: none, secrets stored as they are.
 	MainKey string
-	// JobTimeout bounds one job (an attempt and its bookkeeping). Default: the delivery timeout
-	// plus 30 s.
+	// MaxTimeout bounds the attempt timeout an endpoint or application sets (Endpoint.AttemptTimeout,
+	// Application.AttemptTimeout); a larger one is a *ValidationError. It is at least the delivery
+	// timeout. Default: DefaultMaxTimeout, or the delivery timeout when that is longer.
+	MaxTimeout time.Duration
+	// JobTimeout bounds one job (an attempt and its bookkeeping). Default: MaxTimeout plus 30 s.
 	JobTimeout time.Duration
 	// OperationalWebhookURL, when set, receives operational events (endpoint.created, .updated,
 	// .deleted, .disabled, message.attempt.exhausted, .failing, .recovered) as signed webhooks,
@@ -170,8 +176,11 @@ func (c *Config) withDefaults() *Config {
 	if out.MessageBurstPerApp == 0 && out.MessageRatePerApp > 0 {
 		out.MessageBurstPerApp = max(int(math.Ceil(out.MessageRatePerApp)), 1)
 	}
+	if out.MaxTimeout == 0 {
+		out.MaxTimeout = max(DefaultMaxTimeout, out.Delivery.Timeout)
+	}
 	if out.JobTimeout == 0 {
-		out.JobTimeout = out.Delivery.Timeout + 30*time.Second
+		out.JobTimeout = out.MaxTimeout + 30*time.Second
 	}
 	if out.Now == nil {
 		out.Now = time.Now
@@ -212,8 +221,11 @@ func (c *Config) validate() error {
 	if c.MessageRatePerApp > 0 && c.MessageBurstPerApp < 1 {
 		return fmt.Errorf("hookd: Config.MessageBurstPerApp is %d: use at least 1 (or 0 for one second's worth)", c.MessageBurstPerApp)
 	}
-	if c.JobTimeout <= c.Delivery.Timeout {
-		return fmt.Errorf("hookd: Config.JobTimeout (%s) must exceed the delivery timeout (%s)", c.JobTimeout, c.Delivery.Timeout)
+	if c.MaxTimeout < c.Delivery.Timeout {
+		return fmt.Errorf("hookd: Config.MaxTimeout (%s) is below the delivery timeout (%s): raise it, or leave it 0", c.MaxTimeout, c.Delivery.Timeout)
+	}
+	if c.JobTimeout <= c.MaxTimeout {
+		return fmt.Errorf("hookd: Config.JobTimeout (%s) must exceed MaxTimeout (%s), the longest attempt", c.JobTimeout, c.MaxTimeout)
 	}
 	return nil
 }

@@ -34,9 +34,15 @@ type Endpoint struct {
 	// MaxInFlight caps attempts in flight to the endpoint. Zero: Config.MaxInFlightPerEndpoint.
 	MaxInFlight int
 	// Headers are added to every request to the endpoint.
-	Headers  map[string]string
-	Scheme   SignatureScheme
-	Metadata map[string]string
+	Headers map[string]string
+	Scheme  SignatureScheme
+	// RetrySchedule is the endpoint's own wait before each retry (its length is the number of
+	// retries; empty: none). Nil: its application's, else Config.RetrySchedule.
+	RetrySchedule []time.Duration
+	// AttemptTimeout is the endpoint's own time for one attempt, at most Config.MaxTimeout. Zero:
+	// its application's, else the delivery timeout.
+	AttemptTimeout time.Duration
+	Metadata       map[string]string
 
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -90,8 +96,12 @@ type EndpointIn struct {
 	MaxInFlight int // 0: Config.MaxInFlightPerEndpoint
 	Headers     map[string]string
 	Scheme      SignatureScheme // default SchemeStandard
-	Disabled    bool
-	Metadata    map[string]string
+	// RetrySchedule and AttemptTimeout are the endpoint's retry policy (Endpoint's fields of the
+	// same names); nil and 0 inherit. Bounded as Client.CheckRetryPolicy says.
+	RetrySchedule  []time.Duration
+	AttemptTimeout time.Duration
+	Disabled       bool
+	Metadata       map[string]string
 	// Secret is the signing secret (whsec_ or whsk_). Empty: a new whsec_ secret. Create only.
 	Secret string
 }
@@ -156,6 +166,7 @@ func (in *EndpointIn) apply(ep *Endpoint) {
 	ep.EventTypes, ep.Channels = slices.Clone(in.EventTypes), slices.Clone(in.Channels)
 	ep.RateLimit, ep.MaxInFlight = in.RateLimit, in.MaxInFlight
 	ep.Headers, ep.Metadata = maps.Clone(in.Headers), maps.Clone(in.Metadata)
+	ep.RetrySchedule, ep.AttemptTimeout = cloneSchedule(in.RetrySchedule), in.AttemptTimeout
 	ep.Scheme = in.Scheme
 	if ep.Scheme == "" {
 		ep.Scheme = SchemeStandard
@@ -165,6 +176,9 @@ func (in *EndpointIn) apply(ep *Endpoint) {
 // CreateEndpoint adds an endpoint to an application.
 func (c *Client) CreateEndpoint(ctx context.Context, app string, in *EndpointIn) (*Endpoint, error) {
 	if err := in.check(); err != nil {
+		return nil, err
+	}
+	if err := c.CheckRetryPolicy(in.RetrySchedule, in.AttemptTimeout); err != nil {
 		return nil, err
 	}
 	now := c.now()
@@ -220,6 +234,9 @@ func (c *Client) UpdateEndpoint(ctx context.Context, app, endpoint string, in *E
 	if err := in.check(); err != nil {
 		return nil, err
 	}
+	if err := c.CheckRetryPolicy(in.RetrySchedule, in.AttemptTimeout); err != nil {
+		return nil, err
+	}
 	return c.EditEndpoint(ctx, app, endpoint, func(cur *EndpointIn) error {
 		*cur = *in
 		return nil
@@ -243,12 +260,16 @@ func (c *Client) EditEndpoint(ctx context.Context, app, endpoint string, edit fu
 			EventTypes: slices.Clone(ep.EventTypes), Channels: slices.Clone(ep.Channels),
 			RateLimit: ep.RateLimit, MaxInFlight: ep.MaxInFlight, Headers: maps.Clone(ep.Headers),
 			Scheme: ep.Scheme, Disabled: ep.Disabled, Metadata: maps.Clone(ep.Metadata),
+			RetrySchedule: cloneSchedule(ep.RetrySchedule), AttemptTimeout: ep.AttemptTimeout,
 		}
 		if err := edit(in); err != nil {
 			return err
 		}
 		in.Secret = ""
 		if err := in.check(); err != nil {
+			return err
+		}
+		if err := c.CheckRetryPolicy(in.RetrySchedule, in.AttemptTimeout); err != nil {
 			return err
 		}
 		if err := c.checkSchemeChange(ctx, tx, ep, in.Scheme); err != nil {

@@ -103,8 +103,8 @@ func (c *Client) CloseIdleConnections() {
 	}
 }
 
-// Post sends req as one attempt, within the configured timeout and ctx,
-// whichever ends first. It never returns nil and never panics: a refused
+// Post sends req as one attempt, within its timeout (req.Timeout, bounded by
+// the configured one) and ctx, whichever ends first. It never returns nil and never panics: a refused
 // URL, a refusal by the SSRF guard, a timeout and every transport failure
 // come back as a Result with Outcome Failure and Err set.
 func (c *Client) Post(ctx context.Context, req *Request) *Result {
@@ -131,11 +131,15 @@ func (c *Client) Post(ctx context.Context, req *Request) *Result {
 		res.Err = &transportError{msg: "attempt cancelled before it started", err: err}
 		return res
 	}
-	limit := c.cfg.Timeout
+	timeout := c.cfg.Timeout
+	if req.Timeout > 0 && req.Timeout < timeout {
+		timeout = req.Timeout
+	}
+	limit := timeout
 	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(start) < limit {
 		limit = deadline.Sub(start)
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	trace := &attemptTrace{}
 	ctx = httptrace.WithClientTrace(ctx, trace.clientTrace())

@@ -16,6 +16,10 @@ type Request struct {
 	Header http.Header
 	// Body is sent as is; nil sends an empty body.
 	Body []byte
+	// Timeout is this attempt's total time, when shorter than [Config.Timeout], which bounds it.
+	// The attempt goes through the same transport (SSRF guard, kept-alive connections) either
+	// way. Zero: [Config.Timeout].
+	Timeout time.Duration
 }
 
 // Result is what one attempt produced. [Client.Post] never returns a nil

@@ -22,6 +22,8 @@ func TestIdempotencyDigestMigration(t *testing.T) {
 		`ALTER TABLE hookd_tokens DROP COLUMN read_only, DROP COLUMN feature_flags`,            // migration 8's
 		`DROP INDEX hookd_messages_created_at`,                                                 // migration 9's
 		`ALTER TABLE hookd_attempts DROP COLUMN request_headers, DROP COLUMN response_headers`, // migration 10's
+		`ALTER TABLE hookd_endpoints DROP COLUMN retry_schedule, DROP COLUMN timeout_ms`,       // migration 11's
+		`ALTER TABLE hookd_applications DROP COLUMN retry_schedule, DROP COLUMN timeout_ms`,
 		`DELETE FROM hookd_migrations WHERE version >= 7`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {

@@ -23,6 +23,14 @@ type applicationIn struct {
 	RateLimit    *int64            `json:"rateLimit"`
 	ThrottleRate *int64            `json:"throttleRate"`
 	Metadata     map[string]string `json:"metadata"`
+	// hookd's own (retry_policy.go).
+	RetrySchedule  optional[[]float64] `json:"retrySchedule"`
+	TimeoutSeconds optional[float64]   `json:"timeoutSeconds"`
+}
+
+// policy is the retry policy the body gives.
+func (in *applicationIn) policy() policyPatch {
+	return policyPatch{schedule: in.RetrySchedule, timeout: in.TimeoutSeconds}
 }
 
 // toHookd checks in as Svix does and converts it.
@@ -42,6 +50,9 @@ func (in *applicationIn) toHookd() (*hookd.ApplicationIn, error) {
 		return nil, err
 	}
 	out.ThrottleRate = rate
+	if err := in.policy().applyTo(&out.RetrySchedule, &out.AttemptTimeout); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -52,12 +63,22 @@ type applicationPatch struct {
 	RateLimit    optional[int64]             `json:"rateLimit"`
 	ThrottleRate optional[int64]             `json:"throttleRate"`
 	Metadata     optional[map[string]string] `json:"metadata"`
+	// hookd's own (retry_policy.go).
+	RetrySchedule  optional[[]float64] `json:"retrySchedule"`
+	TimeoutSeconds optional[float64]   `json:"timeoutSeconds"`
 }
 
 // apply returns a's fields with the patch applied. A rate of null or 0 removes the cap (the Go SDK
 // v1.44.0 cannot send null in a PATCH, so 0 is its way to say it); uid null removes the uid.
 func (p *applicationPatch) apply(a *hookd.Application) (*hookd.ApplicationIn, error) {
-	in := &hookd.ApplicationIn{Name: a.Name, UID: a.UID, ThrottleRate: a.ThrottleRate, Metadata: a.Metadata}
+	in := &hookd.ApplicationIn{
+		Name: a.Name, UID: a.UID, ThrottleRate: a.ThrottleRate, Metadata: a.Metadata,
+		RetrySchedule: a.RetrySchedule, AttemptTimeout: a.AttemptTimeout,
+	}
+	policy := policyPatch{schedule: p.RetrySchedule, timeout: p.TimeoutSeconds}
+	if err := policy.applyTo(&in.RetrySchedule, &in.AttemptTimeout); err != nil {
+		return nil, err
+	}
 	if p.Name.Set {
 		if p.Name.Null {
 			return nil, invalidField("body", "name", "must not be null")
@@ -119,6 +140,9 @@ type applicationOut struct {
 	CreatedAt    time.Time         `json:"createdAt"`
 	UpdatedAt    time.Time         `json:"updatedAt"`
 	Metadata     map[string]string `json:"metadata"`
+	// hookd's own, null when the application leaves them to the server (retry_policy.go).
+	RetrySchedule  []float64 `json:"retrySchedule"`
+	TimeoutSeconds *float64  `json:"timeoutSeconds"`
 }
 
 // applicationOutV144 is ApplicationOut of Svix 1.44: rateLimit only, left out when unset.
@@ -136,6 +160,7 @@ func toApplicationOut(a *hookd.Application, gen generation) any {
 	var rate *int
 	out := applicationOut{
 		Name: a.Name, ID: a.ID, CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC(), Metadata: a.Metadata,
+		RetrySchedule: scheduleOut(a.RetrySchedule), TimeoutSeconds: timeoutOut(a.AttemptTimeout),
 	}
 	if a.UID != "" {
 		uid := a.UID
@@ -261,6 +286,12 @@ func (s *Server) putApplication(w http.ResponseWriter, r *http.Request, rc *reqC
 	app, err := s.client.GetApplication(r.Context(), ref)
 	switch {
 	case err == nil:
+		if !body.RetrySchedule.Set {
+			in.RetrySchedule = app.RetrySchedule
+		}
+		if !body.TimeoutSeconds.Set {
+			in.AttemptTimeout = app.AttemptTimeout
+		}
 		app, err = s.client.UpdateApplication(r.Context(), app.ID, in)
 		if err != nil {
 			return err

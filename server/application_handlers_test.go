@@ -215,7 +215,7 @@ func TestApplicationGenerations(t *testing.T) {
 			t.Fatalf("%s: %v", ua, out)
 		}
 	}
-	// The 1.44 name in, today's generation out; exactly ApplicationOut's keys.
+	// The 1.44 name in, today's generation out: ApplicationOut's keys and hookd's own.
 	out = appReadJSON(t, b.do(t, "PATCH", "/api/v1/app/gen", `{"rateLimit":3}`), http.StatusOK)
 	keys := slices.Sorted(func(yield func(string) bool) {
 		for k := range out {
@@ -224,7 +224,7 @@ func TestApplicationGenerations(t *testing.T) {
 			}
 		}
 	})
-	if want := []string{"createdAt", "id", "metadata", "name", "rateLimit", "throttleRate", "uid", "updatedAt"}; !slices.Equal(keys, want) {
+	if want := []string{"createdAt", "id", "metadata", "name", "rateLimit", "retrySchedule", "throttleRate", "timeoutSeconds", "uid", "updatedAt"}; !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}
 	// Without a rate, as Svix writes it: throttleRate null, rateLimit and uid left out.

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/hookd/hookd"
 )
@@ -88,7 +89,9 @@ type endpointFields struct {
 	eventTypes, channels          epField[[]string]
 	disabled                      epField[bool]
 	metadata, headers             epField[map[string]string]
-	scheme                        epField[string] // hookd's own: how deliveries are signed
+	scheme                        epField[string]    // hookd's own: how deliveries are signed
+	retrySchedule                 epField[[]float64] // hookd's own (retry_policy.go)
+	timeoutSeconds                epField[float64]
 }
 
 // endpointRateField reads the rate, given as throttleRate, rateLimit or both: the SDKs 1.99 send
@@ -138,6 +141,14 @@ func readEndpointFields(b endpointBody, minRate int) (*endpointFields, error) {
 		return
 	})
 	read(func() (e error) { f.scheme, e = bodyField[string](b, "a string", "scheme"); return })
+	read(func() (e error) {
+		f.retrySchedule, e = bodyField[[]float64](b, "a list of seconds, or null", "retrySchedule")
+		return
+	})
+	read(func() (e error) {
+		f.timeoutSeconds, e = bodyField[float64](b, "a number of seconds, or null", "timeoutSeconds")
+		return
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +191,11 @@ func readEndpointFields(b endpointBody, minRate int) (*endpointFields, error) {
 		if err := checkEndpointHeaders(f.headers.v, "headers"); err != nil {
 			return nil, err
 		}
+	}
+	var schedule []time.Duration
+	var timeout time.Duration
+	if err := f.policy().applyTo(&schedule, &timeout); err != nil {
+		return nil, err
 	}
 	return &f, nil
 }
@@ -279,6 +295,15 @@ func (f *endpointFields) applyTo(in *hookd.EndpointIn, replace bool) {
 	}
 	if f.scheme.set { // absent, it stays on PUT too, as hookd's other settings do
 		in.Scheme = hookd.SignatureScheme(f.scheme.v)
+	}
+	_ = f.policy().applyTo(&in.RetrySchedule, &in.AttemptTimeout) // checked by readEndpointFields
+}
+
+// policy is the retry policy the body gives (its parts absent, null or a value).
+func (f *endpointFields) policy() policyPatch {
+	return policyPatch{
+		schedule: optional[[]float64]{Set: f.retrySchedule.set, Null: f.retrySchedule.null, Value: f.retrySchedule.v},
+		timeout:  optional[float64]{Set: f.timeoutSeconds.set, Null: f.timeoutSeconds.null, Value: f.timeoutSeconds.v},
 	}
 }
 

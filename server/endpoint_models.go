@@ -56,6 +56,10 @@ type endpointOutCurrent struct {
 	Metadata map[string]string `json:"metadata"`
 	// Scheme is hookd's own: how deliveries are signed. SDKs skip a field they don't know.
 	Scheme string `json:"scheme"`
+	// RetrySchedule (seconds) and TimeoutSeconds are hookd's own: the endpoint's retry policy,
+	// null when it inherits its application's (retry_policy.go).
+	RetrySchedule  []float64 `json:"retrySchedule"`
+	TimeoutSeconds *float64  `json:"timeoutSeconds"`
 }
 
 // endpointCommonOf returns the fields every endpoint output carries.
@@ -84,7 +88,8 @@ func endpointOut(gen generation, ep *hookd.Endpoint) any {
 	}
 	return &endpointOutCurrent{
 		endpointOutCommon: endpointCommonOf(ep), ID: ep.ID, Metadata: meta,
-		Scheme: cmp.Or(string(ep.Scheme), string(hookd.SchemeStandard)),
+		Scheme:        cmp.Or(string(ep.Scheme), string(hookd.SchemeStandard)),
+		RetrySchedule: scheduleOut(ep.RetrySchedule), TimeoutSeconds: timeoutOut(ep.AttemptTimeout),
 	}
 }
 

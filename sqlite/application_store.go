@@ -8,7 +8,7 @@ import (
 	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
-const applicationCols = `a.id, a.uid, a.name, a.throttle_rate, a.metadata, a.created_at, a.updated_at`
+const applicationCols = `a.id, a.uid, a.name, a.throttle_rate, a.metadata, a.created_at, a.updated_at, a.retry_schedule, a.timeout_ms`
 
 // InsertApplication writes a new application.
 func (t *txn) InsertApplication(ctx context.Context, app *hookd.Application) error {
@@ -17,9 +17,11 @@ func (t *txn) InsertApplication(ctx context.Context, app *hookd.Application) err
 		return fmt.Errorf("insert application %s: %w", app.ID, err)
 	}
 	_, err = t.q.ExecContext(ctx, `INSERT INTO hookd_applications
-		(id, uid, name, throttle_rate, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		(id, uid, name, throttle_rate, metadata, created_at, updated_at, retry_schedule, timeout_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		app.ID, sqlcodec.NullString(app.UID), app.Name, app.ThrottleRate, metadata,
-		micros(app.CreatedAt), micros(app.UpdatedAt))
+		micros(app.CreatedAt), micros(app.UpdatedAt), sqlcodec.EncodeSchedule(app.RetrySchedule),
+		sqlcodec.EncodeTimeout(app.AttemptTimeout))
 	if err != nil {
 		return fmt.Errorf("insert application %s: %w", app.ID, classify(err))
 	}
@@ -33,8 +35,10 @@ func (t *txn) UpdateApplication(ctx context.Context, app *hookd.Application) err
 		return fmt.Errorf("update application %s: %w", app.ID, err)
 	}
 	err = mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_applications
-		SET uid = ?, name = ?, throttle_rate = ?, metadata = ?, updated_at = ? WHERE id = ?`,
-		sqlcodec.NullString(app.UID), app.Name, app.ThrottleRate, metadata, micros(app.UpdatedAt), app.ID))
+		SET uid = ?, name = ?, throttle_rate = ?, metadata = ?, updated_at = ?, retry_schedule = ?,
+		timeout_ms = ? WHERE id = ?`,
+		sqlcodec.NullString(app.UID), app.Name, app.ThrottleRate, metadata, micros(app.UpdatedAt),
+		sqlcodec.EncodeSchedule(app.RetrySchedule), sqlcodec.EncodeTimeout(app.AttemptTimeout), app.ID))
 	if err != nil {
 		return fmt.Errorf("update application %s: %w", app.ID, err)
 	}

@@ -41,6 +41,10 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 		`DROP INDEX hookd_messages_created_at`,                   // migration 11's
 		`ALTER TABLE hookd_attempts DROP COLUMN request_headers`, // migration 12's
 		`ALTER TABLE hookd_attempts DROP COLUMN response_headers`,
+		`ALTER TABLE hookd_endpoints DROP COLUMN retry_schedule`, // migration 13's
+		`ALTER TABLE hookd_endpoints DROP COLUMN timeout_ms`,
+		`ALTER TABLE hookd_applications DROP COLUMN retry_schedule`,
+		`ALTER TABLE hookd_applications DROP COLUMN timeout_ms`,
 		`DELETE FROM hookd_migrations WHERE version >= 7`,
 	} {
 		if _, err := s.DB().ExecContext(ctx, q); err != nil {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hookd/hookd"
 )
@@ -18,6 +19,8 @@ var applicationTests = []test{
 			a.UID = "acme"
 			a.Name = "Acme Ünïcødé"
 			a.ThrottleRate = 25
+			a.RetrySchedule = []time.Duration{time.Second, 20 * time.Minute}
+			a.AttemptTimeout = 4 * time.Second
 			a.Metadata = map[string]string{"plan": "pro", "région": "eu", "empty": ""}
 			a.UpdatedAt = at(5)
 		})

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hookd/hookd"
 )
@@ -21,6 +22,8 @@ func fullEndpoint(e *hookd.Endpoint) {
 	e.MaxInFlight = 4
 	e.Headers = map[string]string{"X-Tenant": "acme", "Authorization": "Bearer x"}
 	e.Scheme = hookd.SchemeStripe
+	e.RetrySchedule = []time.Duration{5 * time.Second, time.Minute, 36 * time.Hour}
+	e.AttemptTimeout = 2500 * time.Millisecond
 	e.Metadata = map[string]string{"team": "billing"}
 	e.UpdatedAt = at(8)
 	e.LastAttemptAt = ptr(at(9))
@@ -32,6 +35,29 @@ func fullEndpoint(e *hookd.Endpoint) {
 }
 
 var endpointTests = []test{
+	{"RetryPolicy", func(t *testing.T, f *fixture) {
+		// A nil schedule (inherit) and an empty one (no retries) stay apart, on insert and update,
+		// and a zero timeout (inherit) reads back zero.
+		app := f.newApp(func(a *hookd.Application) {
+			a.RetrySchedule, a.AttemptTimeout = []time.Duration{time.Second, 10 * time.Millisecond}, 3*time.Second
+		})
+		equal(t, "application", app, *f.getApp(app.ID))
+		none := f.newEndpoint(app.ID, func(e *hookd.Endpoint) { e.RetrySchedule = []time.Duration{} })
+		inherit := f.newEndpoint(app.ID)
+		equal(t, "no retries", none, *f.getEndpoint(none.ID))
+		equal(t, "inherit", inherit, *f.getEndpoint(inherit.ID))
+
+		none.RetrySchedule, none.AttemptTimeout = nil, 0
+		inherit.RetrySchedule, inherit.AttemptTimeout = []time.Duration{}, 90*time.Second
+		f.write(func(tx hookd.Tx) error { return tx.UpdateEndpoint(f.ctx, &none) })
+		f.write(func(tx hookd.Tx) error { return tx.UpdateEndpoint(f.ctx, &inherit) })
+		equal(t, "updated to inherit", none, *f.getEndpoint(none.ID))
+		equal(t, "updated to no retries", inherit, *f.getEndpoint(inherit.ID))
+
+		app.RetrySchedule, app.AttemptTimeout = nil, 0
+		f.write(func(tx hookd.Tx) error { return tx.UpdateApplication(f.ctx, &app) })
+		equal(t, "application updated to inherit", app, *f.getApp(app.ID))
+	}},
 	{"RoundTrip", func(t *testing.T, f *fixture) {
 		app := f.newApp()
 		full := f.newEndpoint(app.ID, fullEndpoint)

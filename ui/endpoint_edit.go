@@ -2,6 +2,7 @@ package ui
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/server"
@@ -98,8 +100,58 @@ func (h *Handler) editEndpointForm(q *req) error {
 	return nil
 }
 
+// formSchedule writes a retry schedule as the edit form takes it: "5s,1m0s", "none" for no
+// retries, "" for inherit.
+func formSchedule(s []time.Duration) string {
+	switch {
+	case s == nil:
+		return ""
+	case len(s) == 0:
+		return "none"
+	}
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = d.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// formPolicy reads the edit form's retry policy onto in; a field the form leaves out stays.
+// Empty inherits (the application's, else the server's).
+func formPolicy(f url.Values, in *hookd.EndpointIn) error {
+	if f.Has("retrySchedule") {
+		v := strings.TrimSpace(f.Get("retrySchedule"))
+		switch strings.ToLower(v) {
+		case "":
+			in.RetrySchedule = nil
+		case "none":
+			in.RetrySchedule = []time.Duration{}
+		default:
+			in.RetrySchedule = []time.Duration{}
+			for part := range strings.SplitSeq(v, ",") {
+				d, err := time.ParseDuration(strings.TrimSpace(part))
+				if err != nil || d < 0 {
+					return &hookd.ValidationError{Field: "retrySchedule", Reason: fmt.Sprintf("%q is not a wait: use waits apart by commas (5s,1m,10m), none, or leave it empty for the application's", part)}
+				}
+				in.RetrySchedule = append(in.RetrySchedule, d)
+			}
+		}
+	}
+	if f.Has("attemptTimeout") {
+		in.AttemptTimeout = 0
+		if v := strings.TrimSpace(f.Get("attemptTimeout")); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return &hookd.ValidationError{Field: "attemptTimeout", Reason: fmt.Sprintf("%q is not a duration above zero (e.g. 10s); leave it empty for the application's", v)}
+			}
+			in.AttemptTimeout = d
+		}
+	}
+	return nil
+}
+
 // editEndpoint applies the edit form: URL, description, event types, channels, rate limit,
-// headers and signing scheme.
+// headers, signing scheme and retry policy.
 func (h *Handler) editEndpoint(q *req) error {
 	app, epID := q.r.PathValue("app"), q.r.PathValue("ep")
 	if err := q.r.ParseForm(); err != nil {
@@ -128,8 +180,12 @@ func (h *Handler) editEndpoint(q *req) error {
 		in.URL, in.Description = strings.TrimSpace(f.Get("url")), f.Get("description")
 		in.EventTypes, in.Channels, in.RateLimit, in.Headers = types, channels, rate, headers
 		in.Scheme = hookd.SignatureScheme(f.Get("scheme"))
-		return nil
+		return formPolicy(f, in)
 	})
+	var ve *hookd.ValidationError
+	if errors.As(err, &ve) && ve.Field == "timeoutSeconds" { // the library's name; the form's is attemptTimeout
+		return &hookd.ValidationError{Field: "attemptTimeout", Reason: ve.Reason}
+	}
 	if err != nil {
 		return err
 	}

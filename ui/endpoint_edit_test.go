@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/server"
@@ -166,4 +167,73 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestEditEndpointRetryPolicy: the endpoint page shows the retry policy and the edit form sets
+// it, clears it (empty: the application's) and sets no retries; bad input and a policy over the
+// server's bounds (its schedule is one hour-long wait) are a 400 naming the field.
+func TestEditEndpointRetryPolicy(t *testing.T) {
+	s := newSite(t, false)
+	ctx := context.Background()
+	ep, err := s.client.CreateEndpoint(ctx, s.acme.ID, &hookd.EndpointIn{URL: "https://acme.example/hook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.signIn(t)
+	page := s.srv.URL + "/ui/app/" + s.acme.ID + "/endpoint/" + ep.ID
+	base := url.Values{"url": {"https://acme.example/hook"}, "scheme": {"standard"}}
+	with := func(kv ...string) url.Values {
+		f := url.Values{}
+		for k, v := range base {
+			f[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			f.Set(kv[i], kv[i+1])
+		}
+		return f
+	}
+	if code, _, body := post(t, c, page+"/edit", s.srv.URL, with("retrySchedule", "30s", "attemptTimeout", "1.5s")); code != http.StatusSeeOther {
+		t.Fatalf("save: %d\n%s", code, body)
+	}
+	got, _ := s.client.GetEndpoint(ctx, s.acme.ID, ep.ID)
+	if !slices.Equal(got.RetrySchedule, []time.Duration{30 * time.Second}) || got.AttemptTimeout != 1500*time.Millisecond {
+		t.Fatalf("after the edit: %v, %v", got.RetrySchedule, got.AttemptTimeout)
+	}
+	if _, _, body := get(t, c, page); !strings.Contains(body, `id="retry-schedule"><code>30s</code>`) || !strings.Contains(body, `id="attempt-timeout"><code>1.5s</code>`) {
+		t.Errorf("the endpoint page does not show the policy:\n%s", body)
+	}
+	if _, _, body := get(t, c, page+"/edit"); !strings.Contains(body, `name="retrySchedule" type="text" value="30s"`) {
+		t.Errorf("the edit form does not hold the schedule:\n%s", body)
+	}
+	// A form without the fields keeps them; "none" is no retries; empty inherits.
+	if code, _, _ := post(t, c, page+"/edit", s.srv.URL, base); code != http.StatusSeeOther {
+		t.Fatal(code)
+	}
+	if got, _ := s.client.GetEndpoint(ctx, s.acme.ID, ep.ID); got.AttemptTimeout != 1500*time.Millisecond {
+		t.Errorf("a form without the timeout changed it to %v", got.AttemptTimeout)
+	}
+	post(t, c, page+"/edit", s.srv.URL, with("retrySchedule", "none", "attemptTimeout", ""))
+	if got, _ := s.client.GetEndpoint(ctx, s.acme.ID, ep.ID); got.RetrySchedule == nil || len(got.RetrySchedule) != 0 || got.AttemptTimeout != 0 {
+		t.Errorf("after none / empty: %v, %v", got.RetrySchedule, got.AttemptTimeout)
+	}
+	post(t, c, page+"/edit", s.srv.URL, with("retrySchedule", ""))
+	if got, _ := s.client.GetEndpoint(ctx, s.acme.ID, ep.ID); got.RetrySchedule != nil {
+		t.Errorf("after an empty schedule: %v, want inherit", got.RetrySchedule)
+	}
+	for field, f := range map[string]url.Values{
+		"retrySchedule":  with("retrySchedule", "soon"),
+		"attemptTimeout": with("attemptTimeout", "-1s"),
+	} {
+		if code, _, body := post(t, c, page+"/edit", s.srv.URL, f); code != http.StatusBadRequest || !strings.Contains(body, field+": ") {
+			t.Errorf("bad %s: %d; want 400 naming the field:\n%s", field, code, body)
+		}
+	}
+	for field, f := range map[string]url.Values{
+		"retrySchedule":  with("retrySchedule", "2h"),
+		"attemptTimeout": with("attemptTimeout", "10m"),
+	} {
+		if code, _, body := post(t, c, page+"/edit", s.srv.URL, f); code != http.StatusBadRequest || !strings.Contains(body, field+": ") {
+			t.Errorf("%s over the bound: %d; want 400 naming the field:\n%s", field, code, body)
+		}
+	}
 }

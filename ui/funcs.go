@@ -50,6 +50,15 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.2f s", d.Seconds())
 	},
+	// schedule and timeout write an endpoint's retry policy as the edit form takes it: Go
+	// durations, "none" for no retries, "" when it inherits.
+	"schedule": formSchedule,
+	"timeout": func(d time.Duration) string {
+		if d <= 0 {
+			return ""
+		}
+		return d.String()
+	},
 	// hm is a time of day, "14:05 UTC", with the date when it is not today (UTC).
 	"hm": func(t time.Time) string {
 		t = t.UTC()

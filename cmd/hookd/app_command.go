@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strconv"
 
 	svix "github.com/svix/svix-webhooks/go"
@@ -15,7 +17,7 @@ func runApp(ctx context.Context, e *env, args []string) error {
 		{"create", "create an application (app create --name N [--uid U])", runAppCreate},
 		{"list", "list the applications", runAppList},
 		{"get", "show one application (app get APP)", runAppGet},
-		{"update", "change an application's name, uid or rate limit (app update APP [--name N] [--uid U] [--rate-limit N])", runAppUpdate},
+		{"update", "change an application's name, uid, rate limit or retry policy (app update APP [--name N] [--uid U] [--rate-limit N] [--retry-schedule WAITS] [--attempt-timeout D])", runAppUpdate},
 		{"delete", "delete an application with its endpoints and messages (app delete APP)", runAppDelete},
 	}, args)
 }
@@ -43,7 +45,7 @@ func runAppCreate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return c.fail("create application", err)
 	}
-	return c.printApp(app)
+	return c.printApp(ctx, app)
 }
 
 func runAppList(ctx context.Context, e *env, args []string) error {
@@ -88,14 +90,15 @@ func runAppGet(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return c.failAt(ctx, "get application "+pos[0], target{app: pos[0]}, err)
 	}
-	return c.printApp(app)
+	return c.printApp(ctx, app)
 }
 
 func runAppUpdate(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "app update", "app update APP [--name N] [--uid U] [--rate-limit N]\n\nChanges the application APP (its id or uid). Only the flags given change.\n--uid \"\" removes the uid; --rate-limit 0 removes the limit."+clientHelp)
+	f := newFlags(e, "app update", "app update APP [--name N] [--uid U] [--rate-limit N] [--retry-schedule WAITS]\n       [--attempt-timeout D]\n\nChanges the application APP (its id or uid). Only the flags given change.\n--uid \"\" removes the uid; --rate-limit 0 removes the limit. The retry policy is\nthe default of the application's endpoints that set none of their own.\n\n"+retryPolicyHelp+clientHelp)
 	name := f.String("name", "", "the new name")
 	uid := f.String("uid", "", "the new uid (letters, digits, - _ .); \"\" removes it")
 	rate := f.Int("rate-limit", 0, "the most deliveries a second to each of its endpoints; 0 removes the limit")
+	rp := addRetryPolicyFlags(f)
 	cf := addClientFlags(f)
 	pos, err := f.parseArgs(args, "APP")
 	if err != nil {
@@ -104,8 +107,12 @@ func runAppUpdate(ctx context.Context, e *env, args []string) error {
 	hint := `run "hookd app update --help" for the flags`
 	patch := &svix.ApplicationPatch{}
 	changed := false
+	given := map[string]bool{}
 	f.Visit(func(fl *flag.Flag) {
+		given[fl.Name] = true
 		switch fl.Name {
+		case "retry-schedule", "attempt-timeout":
+			changed = true
 		case "name":
 			patch.Name, changed = name, true
 		case "uid":
@@ -123,21 +130,40 @@ func runAppUpdate(ctx context.Context, e *env, args []string) error {
 	})
 	switch {
 	case !changed:
-		return usageErrorf(hint+`; e.g. hookd app update acme --name "Acme Inc"`, "app update: nothing to change: pass --name, --uid or --rate-limit")
+		return usageErrorf(hint+`; e.g. hookd app update acme --name "Acme Inc"`, "app update: nothing to change: pass --name, --uid, --rate-limit, --retry-schedule or --attempt-timeout")
 	case patch.Name != nil && *name == "":
 		return usageErrorf(hint, "app update: --name is empty")
 	case *rate < 0:
 		return usageErrorf(hint, "app update: --rate-limit must be 0 (no limit) or more, got %d", *rate)
 	}
+	policy, err := rp.fields("app update", given)
+	if err != nil {
+		return err
+	}
 	c, err := cf.connect(e)
 	if err != nil {
 		return err
 	}
-	app, err := c.sdk.Application.Patch(ctx, pos[0], patch)
+	// The SDK's ApplicationPatch has no retry policy: the same body with it, in one request.
+	op := "update application " + pos[0]
+	body, err := patch.ToMap()
 	if err != nil {
-		return c.failAt(ctx, "update application "+pos[0], target{app: pos[0]}, err)
+		return failf("", "%s: %v", op, err)
 	}
-	return c.printApp(app)
+	for k, v := range policy {
+		body[k] = v
+	}
+	app := &svix.ApplicationOut{}
+	if err := c.hookdCall(ctx, op, http.MethodPatch, "/api/v1/app/"+url.PathEscape(pos[0]), body, app); err != nil {
+		return c.failAt(ctx, op, target{app: pos[0]}, err)
+	}
+	return c.printApp(ctx, app)
+}
+
+// appPolicy is an application's retry policy, hookd's own fields in today's shape only.
+type appPolicy struct {
+	RetrySchedule  []float64 `json:"retrySchedule"`
+	TimeoutSeconds *float64  `json:"timeoutSeconds"`
 }
 
 func runAppDelete(ctx context.Context, e *env, args []string) error {
@@ -161,10 +187,21 @@ func runAppDelete(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func (c *conn) printApp(a *svix.ApplicationOut) error {
-	if c.json {
-		return c.printJSON(a)
+// printApp prints a with its retry policy, read in today's shape.
+func (c *conn) printApp(ctx context.Context, a *svix.ApplicationOut) error {
+	var own appPolicy
+	if err := c.hookdCall(ctx, "get the retry policy of application "+a.Id, http.MethodGet, "/api/v1/app/"+url.PathEscape(a.Id), nil, &own); err != nil {
+		return err
 	}
+	if c.json {
+		m, err := a.ToMap()
+		if err != nil {
+			return c.printJSON(a)
+		}
+		m["retrySchedule"], m["timeoutSeconds"] = own.RetrySchedule, own.TimeoutSeconds
+		return c.printJSON(m)
+	}
+	schedule, timeout := formatPolicy(own.RetrySchedule, own.TimeoutSeconds)
 	rate := "-"
 	if a.RateLimit != nil {
 		rate = strconv.Itoa(int(*a.RateLimit)) + "/s"
@@ -174,6 +211,8 @@ func (c *conn) printApp(a *svix.ApplicationOut) error {
 		[2]string{"uid", orDash(deref(a.Uid))},
 		[2]string{"name", a.Name},
 		[2]string{"rate limit", rate},
+		[2]string{"retry schedule", schedule},
+		[2]string{"attempt timeout", timeout},
 		[2]string{"created", formatTime(a.CreatedAt)},
 		[2]string{"updated", formatTime(a.UpdatedAt)},
 	)

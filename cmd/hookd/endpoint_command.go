@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -42,7 +43,7 @@ func runEndpoint(ctx context.Context, e *env, args []string) error {
 const legacyURLWarning = "hookd: warning: --url is the endpoint's URL here for compatibility; use --endpoint-url, and --server for the server\n"
 
 func runEndpointAdd(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "endpoint add", "endpoint add APP --endpoint-url URL [--event-type T ...] [--channel C ...] [--uid U] [--description D] [--scheme S]\n\nAdds an endpoint to the application APP (its id or uid). Without --event-type\nit receives every event type; without --channel, every channel. The server's\nURL is --server (or HOOKD_URL); here --url is the endpoint's URL, as\n--endpoint-url is, for scripts written before --endpoint-url.\n\n"+schemeHelp+clientHelp)
+	f := newFlags(e, "endpoint add", "endpoint add APP --endpoint-url URL [--event-type T ...] [--channel C ...] [--uid U] [--description D] [--scheme S]\n       [--retry-schedule WAITS] [--attempt-timeout D]\n\nAdds an endpoint to the application APP (its id or uid). Without --event-type\nit receives every event type; without --channel, every channel. The server's\nURL is --server (or HOOKD_URL); here --url is the endpoint's URL, as\n--endpoint-url is, for scripts written before --endpoint-url.\n\n"+schemeHelp+retryPolicyHelp+clientHelp)
 	epURL := f.String("endpoint-url", "", "the endpoint's URL, where messages are POSTed (required)")
 	legacyURL := f.String("url", "", "the endpoint's URL, as --endpoint-url (kept for compatibility; warns)")
 	var types, channels stringList
@@ -51,6 +52,7 @@ func runEndpointAdd(ctx context.Context, e *env, args []string) error {
 	uid := f.String("uid", "", "your unique id for the endpoint within the application (optional)")
 	desc := f.String("description", "", "a description shown in lists (optional)")
 	scheme := f.String("scheme", "", "how deliveries are signed: "+strings.Join(endpointSchemes, ", ")+" (default standard)")
+	rp := addRetryPolicyFlags(f)
 	cf := addClientFlags(f) // --url is taken: the server's URL comes from --server or HOOKD_URL
 	pos, err := f.parseArgs(args, "APP")
 	if err != nil {
@@ -71,6 +73,12 @@ func runEndpointAdd(ctx context.Context, e *env, args []string) error {
 	if err := checkScheme("endpoint add", *scheme); err != nil {
 		return err
 	}
+	given := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	policy, err := rp.fields("endpoint add", given)
+	if err != nil {
+		return err
+	}
 	c, err := cf.connect(e)
 	if err != nil {
 		return err
@@ -83,25 +91,37 @@ func runEndpointAdd(ctx context.Context, e *env, args []string) error {
 		in.Description = desc
 	}
 	var ep *svix.EndpointOut
-	if *scheme == "" {
+	if *scheme == "" && len(policy) == 0 {
 		ep, err = c.sdk.Endpoint.CreateWithOptions(ctx, pos[0], in, once())
 		if err != nil {
 			return c.failAt(ctx, "add endpoint to "+pos[0], target{app: pos[0]}, err)
 		}
 	} else {
-		// The SDK's EndpointIn has no scheme: the same body with it, in one request.
+		// The SDK's EndpointIn has neither scheme nor retry policy: the same body with them, in
+		// one request.
 		body, err := in.ToMap()
 		if err != nil {
 			return failf("", "add endpoint to %s: %v", pos[0], err)
 		}
-		body["scheme"] = *scheme
+		if *scheme != "" {
+			body["scheme"] = *scheme
+		}
+		for k, v := range policy {
+			body[k] = v
+		}
 		ep = &svix.EndpointOut{}
 		if err := c.hookdCall(ctx, "add endpoint to "+pos[0], http.MethodPost, "/api/v1/app/"+url.PathEscape(pos[0])+"/endpoint", body, ep); err != nil {
 			return c.failAt(ctx, "add endpoint to "+pos[0], target{app: pos[0]}, err)
 		}
 	}
 	warnGuarded(ctx, e, *epURL)
-	if err := c.printEndpoint(ep, cmpOr(*scheme, "standard")); err != nil || c.json {
+	own := &endpointOwn{Scheme: cmpOr(*scheme, "standard")}
+	if len(policy) > 0 {
+		if own, err = c.endpointOwn(ctx, pos[0], ep.Id); err != nil {
+			return err
+		}
+	}
+	if err := c.printEndpoint(ep, own); err != nil || c.json {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\nIts signing secret: hookd endpoint secret %s %s\n", pos[0], ep.Id)
@@ -202,14 +222,11 @@ func runEndpointGet(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return c.failAt(ctx, "get endpoint "+ep, target{app: app, endpoint: ep}, err)
 	}
-	// The scheme is hookd's own field, in today's shape only.
-	var own struct {
-		Scheme string `json:"scheme"`
-	}
-	if err := c.hookdCall(ctx, "get the scheme of endpoint "+ep, http.MethodGet, endpointPath(app, out.Id), nil, &own); err != nil {
+	own, err := c.endpointOwn(ctx, app, out.Id)
+	if err != nil {
 		return err
 	}
-	return c.printEndpoint(out, own.Scheme)
+	return c.printEndpoint(out, own)
 }
 
 // schemeHelp describes the signing schemes.
@@ -252,7 +269,11 @@ func runEndpointScheme(ctx context.Context, e *env, args []string) error {
 		return c.failAt(ctx, "change the scheme of endpoint "+pos[1], target{app: pos[0], endpoint: pos[1]}, err)
 	}
 	if c.json {
-		return c.printEndpoint(out, pos[2])
+		own, err := c.endpointOwn(ctx, pos[0], out.Id)
+		if err != nil {
+			return err
+		}
+		return c.printEndpoint(out, own)
 	}
 	fmt.Fprintf(e.stdout, "endpoint %s (%s) is signed with the %s scheme\n", out.Id, out.Url, pos[2])
 	return nil
@@ -280,7 +301,8 @@ func (c *conn) hookdCall(ctx context.Context, op, method, path string, in, out a
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Content-Type", "application/json")
-	if _, ok := out.(*svix.EndpointOut); ok {
+	switch out.(type) {
+	case *svix.EndpointOut, *svix.ApplicationOut: // the SDK's models refuse fields they don't know
 		req.Header.Set("X-Hookd-Api-Generation", "1.44")
 	}
 	resp, err := c.hc.Do(req)
@@ -391,16 +413,17 @@ func endpointState(ep *svix.EndpointOut) string {
 	return "enabled"
 }
 
-// printEndpoint prints ep and its signing scheme (empty: not known, not shown).
-func (c *conn) printEndpoint(ep *svix.EndpointOut, scheme string) error {
+// printEndpoint prints ep with hookd's own fields.
+func (c *conn) printEndpoint(ep *svix.EndpointOut, own *endpointOwn) error {
 	if c.json {
 		m, err := ep.ToMap()
-		if err != nil || scheme == "" {
+		if err != nil {
 			return c.printJSON(ep)
 		}
-		m["scheme"] = scheme
+		m["scheme"], m["retrySchedule"], m["timeoutSeconds"] = own.Scheme, own.RetrySchedule, own.TimeoutSeconds
 		return c.printJSON(m)
 	}
+	schedule, timeout := formatPolicy(own.RetrySchedule, own.TimeoutSeconds)
 	rate := "-"
 	if ep.RateLimit != nil {
 		rate = strconv.Itoa(int(*ep.RateLimit)) + "/s"
@@ -414,7 +437,9 @@ func (c *conn) printEndpoint(ep *svix.EndpointOut, scheme string) error {
 		[2]string{"channels", joinOr(ep.Channels, "all")},
 		[2]string{"description", orDash(ep.Description)},
 		[2]string{"rate limit", rate},
-		[2]string{"scheme", orDash(scheme)},
+		[2]string{"scheme", orDash(own.Scheme)},
+		[2]string{"retry schedule", schedule},
+		[2]string{"attempt timeout", timeout},
 		[2]string{"created", formatTime(ep.CreatedAt)},
 		[2]string{"updated", formatTime(ep.UpdatedAt)},
 	)

@@ -16,11 +16,12 @@ import (
 // (stats).
 
 const endpointUpdateUsage = `endpoint update APP EP [--endpoint-url U] [--description D] [--event-type T ...]
-       [--channel C ...] [--rate-limit N] [--scheme S]
+       [--channel C ...] [--rate-limit N] [--scheme S] [--retry-schedule WAITS]
+       [--attempt-timeout D]
 
 Changes the endpoint EP of the application APP (ids or uids). Only the flags given change;
-the rest (filter, channels, rate limit, metadata, state, headers, secret, scheme) stays as it
-is. --event-type and --channel replace the whole list: repeat them for several, or pass
+the rest (filter, channels, rate limit, metadata, state, headers, secret, scheme, retry
+policy) stays as it is. --event-type and --channel replace the whole list: repeat them for several, or pass
 --all-event-types / --all-channels to receive everything. --rate-limit 0 removes the limit.
 Here --url is the server's, as in every other command.
 
@@ -34,8 +35,9 @@ func runEndpointUpdate(ctx context.Context, e *env, args []string) error {
 		rate                *int
 		given               = map[string]bool{}
 		fl                  *flags
+		rp                  *retryPolicyFlags
 	)
-	c, app, ep, err := endpointArgs(e, "update", endpointUpdateUsage+schemeHelp, args, func(f *flags) {
+	c, app, ep, err := endpointArgs(e, "update", endpointUpdateUsage+schemeHelp+retryPolicyHelp, args, func(f *flags) {
 		epURL = f.String("endpoint-url", "", "the endpoint's new URL")
 		// --url names the server everywhere but on endpoint add, where it is the endpoint's URL. Here
 		// it is refused: a new endpoint URL given as --url would send the token to that host.
@@ -47,6 +49,7 @@ func runEndpointUpdate(ctx context.Context, e *env, args []string) error {
 		allChans = f.Bool("all-channels", false, "deliver messages on every channel (clears the channel filter)")
 		rate = f.Int("rate-limit", 0, "the most deliveries a second to this endpoint; 0 removes the limit")
 		scheme = f.String("scheme", "", "how deliveries are signed: "+strings.Join(endpointSchemes, ", "))
+		rp = addRetryPolicyFlags(f)
 		fl = f
 	})
 	if err != nil {
@@ -77,6 +80,10 @@ func runEndpointUpdate(ctx context.Context, e *env, args []string) error {
 		if err := checkEndpointURL("endpoint update", *epURL); err != nil {
 			return err
 		}
+	}
+	policy, err := rp.fields("endpoint update", given)
+	if err != nil {
+		return err
 	}
 	if given["scheme"] {
 		if *scheme == "" {
@@ -130,6 +137,9 @@ func runEndpointUpdate(ctx context.Context, e *env, args []string) error {
 	if given["scheme"] {
 		body["scheme"] = *scheme // hookd's own field; absent, the endpoint keeps its scheme
 	}
+	for k, v := range policy { // hookd's own fields too; absent, they stay
+		body[k] = v
+	}
 	out := &svix.EndpointOut{}
 	if err := c.hookdCall(ctx, op, http.MethodPut, endpointPath(app, cur.Id), body, out); err != nil {
 		return c.failAt(ctx, op, target{app: app, endpoint: ep}, err)
@@ -137,22 +147,28 @@ func runEndpointUpdate(ctx context.Context, e *env, args []string) error {
 	if given["event-type"] || given["endpoint-url"] {
 		warnGuarded(ctx, e, out.Url)
 	}
-	s, err := c.endpointScheme(ctx, app, out.Id)
+	own, err := c.endpointOwn(ctx, app, out.Id)
 	if err != nil {
 		return err
 	}
-	return c.printEndpoint(out, s)
+	return c.printEndpoint(out, own)
 }
 
-// endpointScheme reads the signing scheme of an endpoint, hookd's own field.
-func (c *conn) endpointScheme(ctx context.Context, app, id string) (string, error) {
-	var own struct {
-		Scheme string `json:"scheme"`
+// endpointOwn is what hookd alone writes of an endpoint, in today's shape only: its signing scheme
+// and its retry policy (null: inherited).
+type endpointOwn struct {
+	Scheme         string    `json:"scheme"`
+	RetrySchedule  []float64 `json:"retrySchedule"`
+	TimeoutSeconds *float64  `json:"timeoutSeconds"`
+}
+
+// endpointOwn reads hookd's own fields of an endpoint.
+func (c *conn) endpointOwn(ctx context.Context, app, id string) (*endpointOwn, error) {
+	own := &endpointOwn{}
+	if err := c.hookdCall(ctx, "get the scheme and retry policy of endpoint "+id, http.MethodGet, endpointPath(app, id), nil, own); err != nil {
+		return nil, err
 	}
-	if err := c.hookdCall(ctx, "get the scheme of endpoint "+id, http.MethodGet, endpointPath(app, id), nil, &own); err != nil {
-		return "", err
-	}
-	return own.Scheme, nil
+	return own, nil
 }
 
 func runEndpointDelete(ctx context.Context, e *env, args []string) error {

@@ -89,7 +89,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		}
 	}()
 
-	jobTimeout := cfg.timeout + jobTimeoutExtra
+	jobTimeout := cfg.longestAttempt() + jobTimeoutExtra
 	rq, err := openQueue(cfg, store, jobTimeout, logger)
 	if err != nil {
 		return fail(`check --queue (run "hookd serve --help")`, "serve: the queue: %v", err)
@@ -108,6 +108,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		Workers:       cfg.workers,
 		Delivery:      &delivery.Config{Timeout: cfg.timeout, AllowSubnets: cfg.allowSubnets},
 		RetrySchedule: cfg.retrySchedule,
+		MaxTimeout:    cfg.longestAttempt(),
 		MaxPayload:    cfg.maxPayload,
 		OnAttempt:     m.OnAttempt,
 		Retention:     cfg.retention,
@@ -143,7 +144,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		}
 		defer func() {
 			if !serving {
-				stopCtx, cancel := context.WithTimeout(context.Background(), cfg.timeout+drainExtra)
+				stopCtx, cancel := context.WithTimeout(context.Background(), cfg.longestAttempt()+drainExtra)
 				defer cancel()
 				_ = client.Stop(stopCtx)
 			}
@@ -249,7 +250,7 @@ func shutdown(srv *http.Server, client *hookd.Client, cfg *serveConfig, logger *
 		_ = srv.Close()
 	}
 	cancel()
-	ctx, cancel = context.WithTimeout(context.Background(), cfg.timeout+drainExtra)
+	ctx, cancel = context.WithTimeout(context.Background(), cfg.longestAttempt()+drainExtra)
 	defer cancel()
 	if err := client.Stop(ctx); err != nil {
 		logger.Warn("attempts still in flight were abandoned; they are made again on the next start", "error", err)

@@ -24,7 +24,8 @@ import (
 const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH|postgres://...] [--queue redis://...]
              [--queue-namespace NAME] [--sweep-after D] [--role all|api|worker]
              [--token TOKEN] [--allow-subnets CIDRS]
-             [--retry-schedule WAITS] [--timeout D] [--workers N] [--max-payload SIZE]
+             [--retry-schedule WAITS] [--timeout D] [--max-timeout D] [--workers N]
+             [--max-payload SIZE]
              [--retention DAYS|none]
              [--main-key KEY] [--signature-headers both|webhook|svix]
              [--max-endpoints-per-app N] [--max-messages-per-second-per-app RATE]
@@ -80,7 +81,7 @@ past due. The sweeper runs at start and then every half of --sweep-after, at mos
 every 30 s.
 
 On SIGTERM or SIGINT: stops taking requests (waiting up to 10 s for those in
-flight), waits for the attempts in flight (up to --timeout + 5 s; an unfinished one
+flight), waits for the attempts in flight (up to --max-timeout + 5 s; an unfinished one
 is made again on the next start), closes the database and exits 0.`
 
 // serveConfig is the configuration of "hookd serve", parsed and checked.
@@ -95,6 +96,7 @@ type serveConfig struct {
 	allowSubnets   []netip.Prefix
 	retrySchedule  []time.Duration // nil: hookd.DefaultRetrySchedule
 	timeout        time.Duration
+	maxTimeout     time.Duration // the longest attempt timeout an endpoint or application may set
 	workers        map[hookd.Lane]int
 	maxPayload     int
 	retention      time.Duration // messages kept; 0: forever
@@ -161,6 +163,9 @@ func serveSettings() []*setting {
 		{name: "timeout", envs: []string{"HOOKD_TIMEOUT"}, def: "15s",
 			usage: "the longest one attempt may take (`DURATION`), connecting and reading the response included",
 			parse: parseTimeout},
+		{name: "max-timeout", envs: []string{"HOOKD_MAX_TIMEOUT"}, def: "30s",
+			usage: "the longest attempt timeout (`DURATION`) an endpoint or application may set for itself (timeoutSeconds); at least --timeout",
+			parse: parseMaxTimeout},
 		{name: "workers", envs: []string{"HOOKD_WORKERS"},
 			usage: fmt.Sprintf("`N` first attempts in flight, N/2 retries, N/10 manual (default: 50 per CPU, at most 400; here %d)", servedefaults.DefaultWorkers()),
 			parse: parseWorkers},
@@ -417,6 +422,18 @@ func parseTimeout(c *serveConfig, v string) error {
 	c.timeout = d
 	return nil
 }
+
+func parseMaxTimeout(c *serveConfig, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return errors.New("use a duration above zero, e.g. 30s or 2m")
+	}
+	c.maxTimeout = d
+	return nil
+}
+
+// longestAttempt is the longest one attempt may take: --max-timeout, or --timeout when longer.
+func (c *serveConfig) longestAttempt() time.Duration { return max(c.maxTimeout, c.timeout) }
 
 // parseRetention reads --retention: a number of days with d, a Go duration, or none.
 func parseRetention(c *serveConfig, v string) error {

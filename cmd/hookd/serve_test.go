@@ -338,7 +338,7 @@ func TestServeConfig(t *testing.T) {
 	c := parse(t, nil)
 	n := min(50*runtime.NumCPU(), 400)
 	want := &serveConfig{
-		listen: "127.0.0.1:8071", db: dbTarget{sqlitePath: "hookd.db"}, role: "all", timeout: 15 * time.Second, maxPayload: 1 << 20,
+		listen: "127.0.0.1:8071", db: dbTarget{sqlitePath: "hookd.db"}, role: "all", timeout: 15 * time.Second, maxTimeout: 30 * time.Second, maxPayload: 1 << 20,
 		retrySchedule: hookd.DefaultRetrySchedule,
 		workers:       map[hookd.Lane]int{hookd.LaneFirst: n, hookd.LaneRetry: n / 2, hookd.LaneManual: n / 10},
 		sweepAfter:    time.Minute,
@@ -359,7 +359,7 @@ func TestServeConfig(t *testing.T) {
 	want = &serveConfig{
 		listen: "0.0.0.0:9000", db: dbTarget{sqlitePath: "/var/lib/hookd/h.db"}, role: "all", token: "from-env-0123456789abcdef0123456789",
 		allowSubnets:  []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.0.0/16")},
-		retrySchedule: []time.Duration{}, timeout: 3 * time.Second, maxPayload: 512 << 10, logJSON: true, logLevel: slog.LevelWarn,
+		retrySchedule: []time.Duration{}, timeout: 3 * time.Second, maxTimeout: 30 * time.Second, maxPayload: 512 << 10, logJSON: true, logLevel: slog.LevelWarn,
 		workers:    map[hookd.Lane]int{hookd.LaneFirst: 1, hookd.LaneRetry: 1, hookd.LaneManual: 1},
 		sweepAfter: 2 * time.Second, maxEndpoints: hookd.DefaultMaxEndpointsPerApp, messageRate: hookd.DefaultMessageRatePerApp,
 		retention: 90 * 24 * time.Hour,

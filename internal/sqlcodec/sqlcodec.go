@@ -7,7 +7,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hookd/hookd"
 )
@@ -119,4 +121,52 @@ func Text(s string, n int) string {
 		s = s[:n]
 	}
 	return strings.ReplaceAll(strings.ToValidUTF8(s, ""), "\x00", "")
+}
+
+// EncodeSchedule returns a retry schedule as text of milliseconds apart by commas ("5000,60000"),
+// "" for an empty one (no retries) and nil (NULL) for nil (inherit).
+func EncodeSchedule(s []time.Duration) any {
+	if s == nil {
+		return nil
+	}
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = strconv.FormatInt(d.Milliseconds(), 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+// DecodeSchedule reads a schedule written by EncodeSchedule: NULL as nil, "" as empty.
+func DecodeSchedule(v sql.NullString) ([]time.Duration, error) {
+	if !v.Valid {
+		return nil, nil
+	}
+	out := []time.Duration{}
+	if v.String == "" {
+		return out, nil
+	}
+	for _, p := range strings.Split(v.String, ",") {
+		ms, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || ms < 0 {
+			return nil, fmt.Errorf("decode retry schedule %q: %q is not milliseconds", v.String, p)
+		}
+		out = append(out, time.Duration(ms)*time.Millisecond)
+	}
+	return out, nil
+}
+
+// EncodeTimeout returns an attempt timeout in milliseconds, or nil (NULL) for 0 (inherit).
+func EncodeTimeout(d time.Duration) any {
+	if d <= 0 {
+		return nil
+	}
+	return d.Milliseconds()
+}
+
+// DecodeTimeout reads a timeout written by EncodeTimeout: NULL as 0.
+func DecodeTimeout(v sql.NullInt64) time.Duration {
+	if !v.Valid {
+		return 0
+	}
+	return time.Duration(v.Int64) * time.Millisecond
 }

@@ -15,17 +15,23 @@ import (
 // Lists and maps arrive as JSON text (sqlcodec), times through the dialect's destinations.
 
 // ScanApplication reads an application: id, uid, name, throttle_rate, metadata, created_at,
-// updated_at.
+// updated_at, retry_schedule, timeout_ms.
 func (d *Dialect) ScanApplication(r Scanner) (hookd.Application, error) {
 	var (
-		app           hookd.Application
-		uid, metadata sql.NullString
+		app                     hookd.Application
+		uid, metadata, schedule sql.NullString
+		timeout                 sql.NullInt64
 	)
 	if err := r.Scan(&app.ID, &uid, &app.Name, &app.ThrottleRate, &metadata,
-		d.ScanTime(&app.CreatedAt), d.ScanTime(&app.UpdatedAt)); err != nil {
+		d.ScanTime(&app.CreatedAt), d.ScanTime(&app.UpdatedAt), &schedule, &timeout); err != nil {
 		return app, err
 	}
 	app.UID = uid.String
+	var err error
+	if app.RetrySchedule, err = sqlcodec.DecodeSchedule(schedule); err != nil {
+		return app, err
+	}
+	app.AttemptTimeout = sqlcodec.DecodeTimeout(timeout)
 	md, err := sqlcodec.DecodeMap(metadata)
 	if err != nil {
 		return app, err
@@ -37,22 +43,27 @@ func (d *Dialect) ScanApplication(r Scanner) (hookd.Application, error) {
 // ScanEndpoint reads an endpoint: id, app_id, uid, url, description, version, event_types,
 // channels, disabled, disabled_reason, disabled_at, rate_limit, max_in_flight, headers, scheme,
 // metadata, created_at, updated_at, last_attempt_at, last_status, last_error, last_success_at,
-// failing_since, consecutive_failures.
+// failing_since, consecutive_failures, retry_schedule, timeout_ms.
 func (d *Dialect) ScanEndpoint(r Scanner) (hookd.Endpoint, error) {
 	var (
-		ep                                           hookd.Endpoint
-		uid, eventTypes, channels, headers, metadata sql.NullString
-		scheme                                       string
+		ep                                                     hookd.Endpoint
+		uid, eventTypes, channels, headers, metadata, schedule sql.NullString
+		scheme                                                 string
+		timeout                                                sql.NullInt64
 	)
 	err := r.Scan(&ep.ID, &ep.AppID, &uid, &ep.URL, &ep.Description, &ep.Version, &eventTypes, &channels,
 		&ep.Disabled, &ep.DisabledReason, d.ScanNullTime(&ep.DisabledAt), &ep.RateLimit, &ep.MaxInFlight,
 		&headers, &scheme, &metadata, d.ScanTime(&ep.CreatedAt), d.ScanTime(&ep.UpdatedAt),
 		d.ScanNullTime(&ep.LastAttemptAt), &ep.LastStatus, &ep.LastError, d.ScanNullTime(&ep.LastSuccessAt),
-		d.ScanNullTime(&ep.FailingSince), &ep.ConsecutiveFailures)
+		d.ScanNullTime(&ep.FailingSince), &ep.ConsecutiveFailures, &schedule, &timeout)
 	if err != nil {
 		return ep, err
 	}
 	ep.UID = uid.String
+	if ep.RetrySchedule, err = sqlcodec.DecodeSchedule(schedule); err != nil {
+		return ep, err
+	}
+	ep.AttemptTimeout = sqlcodec.DecodeTimeout(timeout)
 	ep.Scheme = hookd.SignatureScheme(scheme)
 	return ep, sqlcodec.DecodeEndpointConfig(&ep, eventTypes, channels, headers, metadata)
 }

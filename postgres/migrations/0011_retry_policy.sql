@@ -1,0 +1,5 @@
+-- hookd schema, version 11: an endpoint's and an application's own retry policy. retry_schedule
+-- is the waits in milliseconds apart by commas ('' for no retries), timeout_ms the attempt
+-- timeout; NULL inherits (the endpoint's from its application, the application's from the server).
+ALTER TABLE hookd_endpoints ADD COLUMN retry_schedule text, ADD COLUMN timeout_ms bigint;
+ALTER TABLE hookd_applications ADD COLUMN retry_schedule text, ADD COLUMN timeout_ms bigint;
