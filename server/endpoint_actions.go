@@ -111,6 +111,22 @@ func (s *Server) examplePayload(r *http.Request, rc *reqCtx, eventType string) j
 	return fallback
 }
 
+// NewerSchemaFirst orders the versions of an event type's schemas newest first: numeric versions
+// by number, then the rest by name, descending. It is a comparison for slices.SortFunc.
+func NewerSchemaFirst(x, y string) int {
+	nx, ex := strconv.Atoi(x)
+	ny, ey := strconv.Atoi(y)
+	switch {
+	case ex == nil && ey == nil:
+		return ny - nx
+	case ex == nil:
+		return -1
+	case ey == nil:
+		return 1
+	}
+	return cmp.Compare(y, x)
+}
+
 // schemaExample finds the example in Svix's schemas {"<version>": {JSON Schema}}: the newest
 // version's first "examples" entry (or "example") that is an object.
 func schemaExample(schemas json.RawMessage) json.RawMessage {
@@ -125,20 +141,7 @@ func schemaExample(schemas json.RawMessage) json.RawMessage {
 	for v := range byVersion {
 		versions = append(versions, v)
 	}
-	// Newest first: numeric versions by number, then the rest by name.
-	slices.SortFunc(versions, func(x, y string) int {
-		nx, ex := strconv.Atoi(x)
-		ny, ey := strconv.Atoi(y)
-		switch {
-		case ex == nil && ey == nil:
-			return ny - nx
-		case ex == nil:
-			return -1
-		case ey == nil:
-			return 1
-		}
-		return cmp.Compare(y, x)
-	})
+	slices.SortFunc(versions, NewerSchemaFirst)
 	for _, v := range versions {
 		s := byVersion[v]
 		for _, c := range append(s.Examples, s.Example) {

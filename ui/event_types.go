@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strconv"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/server"
@@ -43,7 +42,7 @@ func (h *Handler) eventTypesPage(q *req) error {
 				text, _ := renderPayload(raw)
 				e.Schemas = append(e.Schemas, schemaVersion{Version: v, Schema: text})
 			}
-			slices.SortFunc(e.Schemas, func(a, b schemaVersion) int { return newerFirst(a.Version, b.Version) })
+			slices.SortFunc(e.Schemas, func(a, b schemaVersion) int { return server.NewerSchemaFirst(a.Version, b.Version) })
 		}
 		if ex := server.SchemaExample(et.Schemas); ex != nil {
 			e.Example, _ = renderPayload(ex)
@@ -55,23 +54,4 @@ func (h *Handler) eventTypesPage(q *req) error {
 		"Title": "Event types", "App": app, "Types": entries, "Groups": groups,
 	}))
 	return nil
-}
-
-// newerFirst orders schema versions newest first: numbers by number, then the rest by name.
-func newerFirst(x, y string) int {
-	nx, ex := strconv.Atoi(x)
-	ny, ey := strconv.Atoi(y)
-	switch {
-	case ex == nil && ey == nil:
-		return ny - nx
-	case ex == nil:
-		return -1
-	case ey == nil:
-		return 1
-	case x > y:
-		return -1
-	case x < y:
-		return 1
-	}
-	return 0
 }
