@@ -3,12 +3,10 @@ package hookd_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/sqlite"
 )
 
 // TestPayloadRetention: a message's payload is kept for its PayloadRetention and deleted by the
@@ -90,24 +88,10 @@ func TestPayloadSweepRunsInStart(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
 	past := time.Now().Add(-time.Minute).UTC().Truncate(time.Microsecond)
 	app := hookd.Application{ID: "app_sweep", Name: "Sweep", CreatedAt: past, UpdatedAt: past}
 	msg := hookd.Message{ID: "msg_sweep", AppID: app.ID, EventType: "a.b", Payload: []byte(`{}`), CreatedAt: past, PayloadExpiresAt: &past}
-	err = store.InTx(ctx, func(tx hookd.Tx) error {
-		if err := tx.InsertApplication(ctx, &app); err != nil {
-			return err
-		}
-		_, _, err := tx.InsertMessage(ctx, &msg)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := storeWith(ctx, t, &app, &msg)
 	c, err := hookd.NewClient(store, testConfig())
 	if err != nil {
 		t.Fatal(err)

@@ -126,24 +126,10 @@ func TestRetentionRunsInStart(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
 	past := time.Now().Add(-48 * time.Hour).UTC().Truncate(time.Microsecond)
 	app := hookd.Application{ID: "app_retain", Name: "Retain", CreatedAt: past, UpdatedAt: past}
 	msg := hookd.Message{ID: "msg_retain", AppID: app.ID, EventType: "a.b", Payload: []byte(`{}`), CreatedAt: past}
-	err = store.InTx(ctx, func(tx hookd.Tx) error {
-		if err := tx.InsertApplication(ctx, &app); err != nil {
-			return err
-		}
-		_, _, err := tx.InsertMessage(ctx, &msg)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := storeWith(ctx, t, &app, &msg)
 	cfg := testConfig()
 	cfg.Retention = hookd.MinRetention
 	c, err := hookd.NewClient(store, cfg)
@@ -246,4 +232,25 @@ func TestRetentionDoesNotBlockSends(t *testing.T) {
 	if !raceEnabled && slowest > 2*time.Second {
 		t.Fatalf("a send waited %s while the cleaner ran", slowest)
 	}
+}
+
+// storeWith opens a SQLite store on a new file holding app and msg, closed at the test's end.
+func storeWith(ctx context.Context, t *testing.T, app *hookd.Application, msg *hookd.Message) *sqlite.Store {
+	t.Helper()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	err = store.InTx(ctx, func(tx hookd.Tx) error {
+		if err := tx.InsertApplication(ctx, app); err != nil {
+			return err
+		}
+		_, _, err := tx.InsertMessage(ctx, msg)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
 }
