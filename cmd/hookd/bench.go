@@ -44,8 +44,8 @@ The benchmarks:
       concurrent producers: sends/s, send latency, and deliveries/s from the first send
       to the last verified delivery (target 1,500/s on SQLite, 5,000/s on PostgreSQL;
       through the API also 1,000 sends/s). Also the CPU time per delivery of this
-      process, and of the postgres and redis-server processes on this machine, and
-      their peak memory.
+      process, of fleet's hookd processes, and of the postgres and redis-server
+      processes on this machine, and their peak memory.
   B2  200 messages to --endpoints endpoints of which one never answers (1 s timeout):
       time until every healthy delivery arrives, against the same run without the
       hanging endpoint (target: within 1.2x).

@@ -35,7 +35,7 @@ type Report struct {
 
 // benchTargetReport is what one target did in the benchmarks that ran.
 type benchTargetReport struct {
-	Name        string    `json:"name"` // library, api, postgres or postgres+redis, as --target takes it
+	Name        string    `json:"name"` // one of TargetNames, as --target takes it
 	Description string    `json:"description"`
 	B1          *b1Result `json:"b1,omitempty"`
 	B2          *b2Result `json:"b2,omitempty"`
