@@ -13,8 +13,8 @@ import (
 
 const benchUsage = `bench [--messages N] [--endpoints N] [--producers N] [--only B1,B2,B3]
              [--db postgres://...] [--queue redis://...]
-             [--target library,api,postgres,postgres+redis,postgres+river] [--json]
-             [--cpuprofile FILE] [--keep]
+             [--target library,api,postgres,postgres+redis,postgres+river,fleet]
+             [--fleet-workers N] [--json] [--cpuprofile FILE] [--keep]
 
 Starts a receiver on 127.0.0.1 and measures hookd through each --target in turn,
 benchmark by benchmark, each run on a fresh database:
@@ -31,15 +31,21 @@ benchmark by benchmark, each run on a fresh database:
                   namespace per run whose keys are deleted afterwards.
   postgres+river  with --db: the same with River's queue (postgres.RiverQueue) in
                   place of the store's own: the baseline the store's queue replaced.
+  fleet           with --db: "hookd serve" as child processes of this binary on
+                  PostgreSQL, in a new schema per run, dropped afterwards: one --role
+                  api process and --fleet-workers --role worker processes (default 2),
+                  with serve's defaults but loopback allowed, no per-application quotas
+                  and B2's --timeout. Setup, sends and counts go over HTTP to the API
+                  process, as for api; B1 shows each child's CPU time and peak memory.
 --target defaults to every target that --db and --queue make available, except
-postgres+river, which runs only when named.
+postgres+river and fleet, which run only when named.
 The benchmarks:
   B1  --messages messages, each fanned out to --endpoints endpoints, sent by --producers
       concurrent producers: sends/s, send latency, and deliveries/s from the first send
       to the last verified delivery (target 1,500/s on SQLite, 5,000/s on PostgreSQL;
       through the API also 1,000 sends/s). Also the CPU time per delivery of this
-      process, and of the postgres and redis-server processes on this machine, and
-      their peak memory.
+      process, of fleet's hookd processes, and of the postgres and redis-server
+      processes on this machine, and their peak memory.
   B2  200 messages to --endpoints endpoints of which one never answers (1 s timeout):
       time until every healthy delivery arrives, against the same run without the
       hanging endpoint (target: within 1.2x).
@@ -66,7 +72,8 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	only := f.String("only", strings.Join(o.Only, ","), "the benchmarks to run, comma-separated")
 	f.StringVar(&o.DBURL, "db", "", "also measure hookd on the PostgreSQL database at `URL` (postgres://USER@HOST:PORT/DATABASE?sslmode=disable), in a new schema per run")
 	f.StringVar(&o.QueueURL, "queue", "", "with --db, also measure it with the Redis queue at `URL` (redis://HOST:PORT/DB), in a new namespace per run")
-	targets := f.String("target", "", "what to measure, comma-separated: library (the Go library), api (the HTTP API), postgres (the library on --db), postgres+redis (the same with --queue); default: every one the flags make available")
+	targets := f.String("target", "", "what to measure, comma-separated: library (the Go library), api (the HTTP API), postgres (the library on --db), postgres+redis (the same with --queue), postgres+river (the same with River's queue), fleet (hookd serve processes on --db); default: every one the flags make available but postgres+river and fleet")
+	f.IntVar(&o.FleetWorkers, "fleet-workers", o.FleetWorkers, "fleet: the number of hookd serve --role worker processes, 1 to 64")
 	asJSON := f.Bool("json", false, "print the results as JSON on stdout, and nothing on stderr but errors")
 	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof -top FILE)")
 	f.BoolVar(&o.Keep, "keep", false, "keep the SQLite files, PostgreSQL schemas and Redis keys, and print where they are")

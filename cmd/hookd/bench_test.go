@@ -64,6 +64,8 @@ func TestBenchUsage(t *testing.T) {
 		{"--target", ","},
 		{"--target", "postgres"},
 		{"--target", "postgres+redis", "--db", "postgres://postgres@127.0.0.1:5432/postgres"},
+		{"--target", "fleet"},
+		{"--target", "fleet", "--db", "postgres://postgres@127.0.0.1:5432/postgres", "--fleet-workers", "0"},
 		{"--queue", "redis://127.0.0.1:6379/0"},
 		{"--db", "mysql://root@127.0.0.1/hookd"},
 		{"--db", "postgres://postgres@127.0.0.1:5432/postgres", "--queue", "http://127.0.0.1:6379"},

@@ -58,23 +58,32 @@ func (t *apiTarget) open(ctx context.Context, name string, timeout time.Duration
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
+	if err := inst.createApplication(ctx, name); err != nil {
+		inst.close()
+		return nil, err
+	}
+	return inst, nil
+}
+
+// createApplication creates the instance's application, named for the run name, through the
+// API, and keeps its id for the other calls.
+func (i *apiInstance) createApplication(ctx context.Context, name string) error {
 	var app struct {
 		ID string `json:"id"`
 	}
 	body, err := json.Marshal(map[string]string{"name": "bench " + name, "uid": "bench-" + name})
 	if err == nil {
-		err = inst.call(ctx, http.MethodPost, "/api/v1/app", body, http.StatusCreated, &app)
+		err = i.call(ctx, http.MethodPost, "/api/v1/app", body, http.StatusCreated, &app)
 	}
 	if err == nil && app.ID == "" {
 		err = fmt.Errorf("create application: the answer has no id")
 	}
 	if err != nil {
-		inst.close()
-		return nil, err
+		return err
 	}
-	inst.app = url.PathEscape(app.ID)
-	inst.msgPath = "/api/v1/app/" + inst.app + "/msg"
-	return inst, nil
+	i.app = url.PathEscape(app.ID)
+	i.msgPath = "/api/v1/app/" + i.app + "/msg"
+	return nil
 }
 
 // apiInstance is one application behind one API server.
@@ -147,7 +156,14 @@ func startAPI(ctx context.Context, path string, timeout time.Duration, conns int
 	inst.base = "http://" + ln.Addr().String()
 	inst.srv = servedefaults.NewHTTPServer(mux)
 	go inst.srv.Serve(ln)
-	inst.http = &http.Client{Timeout: servedefaults.WriteTimeout, Transport: &http.Transport{
+	inst.http = apiHTTPClient(conns)
+	return inst, nil
+}
+
+// apiHTTPClient is the keep-alive client that conns concurrent callers share to call an API on
+// loopback.
+func apiHTTPClient(conns int) *http.Client {
+	return &http.Client{Timeout: servedefaults.WriteTimeout, Transport: &http.Transport{
 		// No proxy from the environment: the API is on loopback.
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        conns + 2,
@@ -155,7 +171,6 @@ func startAPI(ctx context.Context, path string, timeout time.Duration, conns int
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}}
-	return inst, nil
 }
 
 // call makes a request to the API with the admin token and JSON body (nil: none), and decodes the

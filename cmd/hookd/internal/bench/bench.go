@@ -1,6 +1,7 @@
 // Package bench measures hookd's throughput and latency on fresh databases: the benchmarks B1,
 // B2 and B3 of "hookd bench", through each target (the library on SQLite, the HTTP API, the
-// library on PostgreSQL with each queue), against a verifying receiver in this process.
+// library on PostgreSQL with each queue, hookd serve as child processes on PostgreSQL), against
+// a verifying receiver in this process.
 //
 // Run takes Options (DefaultOptions, adjusted and checked with Check) and returns a Report,
 // which prints as text (Report.Text) or as JSON as it is. cmd/hookd's bench command maps its
@@ -35,8 +36,8 @@ const (
 )
 
 // TargetNames are the targets Options.Targets may hold, in the order a run measures them. The
-// last two need a DBURL, and the last a QueueURL too.
-var TargetNames = []string{"library", "api", "postgres", "postgres+redis", "postgres+river"}
+// postgres targets and fleet need a DBURL, and postgres+redis a QueueURL too.
+var TargetNames = []string{"library", "api", "postgres", "postgres+redis", "postgres+river", "fleet"}
 
 // Benchmarks are the benchmarks Options.Only may hold, in the order a run measures them.
 var Benchmarks = []string{"B1", "B2", "B3"}
@@ -56,6 +57,11 @@ type Options struct {
 	// Keep keeps the SQLite files, PostgreSQL schemas and Redis keys, and the report says where;
 	// default false: each is removed after its run.
 	Keep bool
+	// FleetWorkers is the number of "hookd serve --role worker" processes of the fleet target;
+	// default 2.
+	FleetWorkers int
+	// HookdBinary is the hookd binary the fleet target starts; "": this process's executable.
+	HookdBinary string
 
 	B2Messages int           // B2 messages; default 200
 	B2Timeout  time.Duration // B2's delivery timeout; default 1 s
@@ -75,7 +81,7 @@ func DefaultOptions() Options {
 		Messages: 2000, Endpoints: 10, Producers: 8, Only: slices.Clone(Benchmarks),
 		Targets:    []string{"library", "api"},
 		B2Messages: 200, B2Timeout: time.Second, B3Sends: 100, Stall: 30 * time.Second,
-		RunID: newBenchRunID(),
+		RunID: newBenchRunID(), FleetWorkers: 2,
 	}
 }
 
@@ -141,6 +147,8 @@ func Run(ctx context.Context, o Options, args []string) (*Report, error) {
 			ts = append(ts, &postgresTarget{dbURL: o.DBURL, queueURL: o.QueueURL, run: o.RunID, keep: o.Keep, logger: o.Logger})
 		case "postgres+river":
 			ts = append(ts, &postgresTarget{dbURL: o.DBURL, river: true, run: o.RunID, keep: o.Keep, logger: o.Logger})
+		case "fleet":
+			ts = append(ts, &fleetTarget{dbURL: o.DBURL, bin: o.HookdBinary, workers: o.FleetWorkers, producers: o.Producers, run: o.RunID, keep: o.Keep})
 		}
 	}
 	rep := newReport(args, ts)
@@ -193,19 +201,22 @@ func (o *Options) Check(only, targets string) error {
 		o.Targets = available
 	} else {
 		o.Targets, err = pickNames("target", "target", targets, TargetNames, strings.ToLower,
-			"use --target with library, api, postgres, postgres+redis and postgres+river separated by commas, e.g. --target api")
+			"use --target with library, api, postgres, postgres+redis, postgres+river and fleet separated by commas, e.g. --target api")
 		if err != nil {
 			return err
 		}
 	}
 	for _, name := range o.Targets {
 		switch {
-		case slices.Contains(available, name), name == "postgres+river" && o.DBURL != "":
+		case slices.Contains(available, name), (name == "postgres+river" || name == "fleet") && o.DBURL != "":
 		case o.DBURL == "":
 			return usageErrorf("add --db postgres://USER@HOST:PORT/DATABASE?sslmode=disable", "bench: --target %s needs --db", name)
 		default:
 			return usageErrorf("add --queue redis://HOST:PORT/DB", "bench: --target %s needs --queue", name)
 		}
+	}
+	if slices.Contains(o.Targets, "fleet") && (o.FleetWorkers < 1 || o.FleetWorkers > 64) {
+		return usageErrorf("use --fleet-workers between 1 and 64", "bench: --fleet-workers %d is out of range", o.FleetWorkers)
 	}
 	if slices.Contains(o.Only, "B2") && o.Endpoints < 2 {
 		return usageErrorf("use --endpoints 2 or more, or leave B2 out with --only B1,B3", "bench: B2 needs at least 2 endpoints, one of which never answers")
@@ -284,7 +295,7 @@ func runBenchmarks(ctx context.Context, ts []benchTarget, o *Options, rep *Repor
 		}
 	}
 	for i, t := range ts {
-		if pt, ok := t.(*postgresTarget); ok {
+		if pt, ok := t.(schemaUser); ok {
 			rep.Targets[i].Schemas, rep.Targets[i].Namespaces = pt.used()
 		}
 	}
@@ -295,7 +306,8 @@ func runBenchmarks(ctx context.Context, ts []benchTarget, o *Options, rep *Repor
 // benchTarget is the system a benchmark measures; each run opens a fresh instance of it. The
 // targets are the library embedded in this process and the HTTP API in front of it, each on a
 // new SQLite file per run, and, with --db (and --queue), the library on PostgreSQL (with the
-// Redis queue), each run in a new schema (and namespace).
+// Redis queue) and hookd serve processes on PostgreSQL (fleet), each run in a new schema (and
+// namespace).
 type benchTarget interface {
 	// name is the target's short name, as --target takes it and the report's columns show it.
 	name() string

@@ -100,6 +100,13 @@ func (t *postgresTarget) short() string {
 	return "pg"
 }
 
+// schemaUser is a target whose runs create PostgreSQL schemas (and Redis namespaces): the
+// postgres targets and fleet. The report lists them.
+type schemaUser interface {
+	// used returns the schemas and namespaces the target's runs created so far.
+	used() (schemas, namespaces []string)
+}
+
 // used returns the schemas and namespaces the target's runs created so far.
 func (t *postgresTarget) used() (schemas, namespaces []string) {
 	t.mu.Lock()
@@ -215,14 +222,20 @@ func (t *postgresTarget) runURL() string {
 
 // runBackends returns the pids of the PostgreSQL backends of the run's connections.
 func (t *postgresTarget) runBackends(ctx context.Context) (string, []int, bool) {
+	return backendsNamed(ctx, t.dbURL, t.appName())
+}
+
+// backendsNamed returns the pids of the backends of the server at dbURL whose connections have
+// the application_name appName.
+func backendsNamed(ctx context.Context, dbURL, appName string) (string, []int, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	conn, err := connectDB(ctx, t.dbURL)
+	conn, err := connectDB(ctx, dbURL)
 	if err != nil {
 		return "", nil, false
 	}
 	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE application_name = $1", t.appName())
+	rows, err := conn.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE application_name = $1", appName)
 	if err != nil {
 		return "", nil, false
 	}
@@ -239,7 +252,12 @@ func (t *postgresTarget) runBackends(ctx context.Context) (string, []int, bool) 
 
 // dropSchema drops schema and everything in it, through a connection of its own.
 func (t *postgresTarget) dropSchema(ctx context.Context, schema string) error {
-	conn, err := connectDB(ctx, t.dbURL)
+	return dropBenchSchema(ctx, t.dbURL, schema)
+}
+
+// dropBenchSchema drops schema of the database at dbURL and everything in it.
+func dropBenchSchema(ctx context.Context, dbURL, schema string) error {
+	conn, err := connectDB(ctx, dbURL)
 	if err != nil {
 		return fmt.Errorf("drop schema %s: %w", schema, err)
 	}
@@ -300,7 +318,7 @@ func benchRedisClient(url string) (*redis.Client, error) {
 
 // pingBenchBackends checks that the PostgreSQL and Redis servers the targets use answer.
 func pingBenchBackends(ctx context.Context, o *Options) error {
-	pg := o.DBURL != "" && slices.ContainsFunc(o.Targets, func(t string) bool { return strings.HasPrefix(t, "postgres") })
+	pg := o.DBURL != "" && slices.ContainsFunc(o.Targets, func(t string) bool { return strings.HasPrefix(t, "postgres") || t == "fleet" })
 	if !pg {
 		return nil
 	}

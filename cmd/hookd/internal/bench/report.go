@@ -35,7 +35,7 @@ type Report struct {
 
 // benchTargetReport is what one target did in the benchmarks that ran.
 type benchTargetReport struct {
-	Name        string    `json:"name"` // library, api, postgres or postgres+redis, as --target takes it
+	Name        string    `json:"name"` // one of TargetNames, as --target takes it
 	Description string    `json:"description"`
 	B1          *b1Result `json:"b1,omitempty"`
 	B2          *b2Result `json:"b2,omitempty"`
@@ -158,8 +158,12 @@ func newReport(args []string, ts []benchTarget) *Report {
 	}
 	for _, t := range ts {
 		r.Targets = append(r.Targets, &benchTargetReport{Name: t.name(), Description: t.describe()})
-		if t.name() == "postgres+redis" {
+		switch t.name() {
+		case "postgres+redis":
 			r.Config += "; postgres+redis passes a redisqueue.Queue as Config.Queue (QueueConfig defaults: 100 first, 50 retry and 10 manual workers; the client's job timeout)"
+		case "fleet":
+			r.Config += "; fleet runs hookd serve processes with serve's defaults but --allow-subnets 127.0.0.0/8, --timeout in B2, " +
+				"--max-endpoints-per-app none and --max-messages-per-second-per-app none"
 		}
 	}
 	return r
@@ -303,6 +307,10 @@ func (r *Report) Text() string {
 		if withResources {
 			fmt.Fprintln(b, "  (CPU: user + system time from the first send until the store settled, over the deliveries. This process's")
 			fmt.Fprintln(b, "  by getrusage: besides hookd it runs the receiver, the producers and, for api, the HTTP server.")
+			if len(hookdProcessNames(r)) > 0 {
+				fmt.Fprintln(b, "  For fleet hookd runs in child processes, each one's own by /proc/<pid>/stat; this process runs")
+				fmt.Fprintln(b, "  only the receiver and the producers there.")
+			}
 			if len(servers) > 0 {
 				fmt.Fprintf(b, "  The %s processes' by /proc/<pid>/stat: every one on this machine, whatever it served,\n", strings.Join(servers, " and "))
 				fmt.Fprintln(b, "  with the children that ended meanwhile (PostgreSQL's backends, through the postmaster); of which")
@@ -416,6 +424,20 @@ func (r *Report) resourceRows(row func(string, func(*benchTargetReport) string, 
 	row("CPU per delivery: this process", cell(func(res *b1Resources) (string, bool) {
 		return cpuMicros(res.ProcessCPUPerDeliveryUs), true
 	}), "")
+	hookdProcs := hookdProcessNames(r)
+	hookdProc := func(res *b1Resources, name string) (processUsage, bool) {
+		i := slices.IndexFunc(res.Hookd, func(p processUsage) bool { return p.Name == name })
+		if i < 0 {
+			return processUsage{}, false
+		}
+		return res.Hookd[i], true
+	}
+	for _, name := range hookdProcs {
+		row("CPU per delivery: "+name+" process", cell(func(res *b1Resources) (string, bool) {
+			p, ok := hookdProc(res, name)
+			return cpuMicros(p.CPUPerDeliveryUs), ok
+		}), "")
+	}
 	for _, name := range servers {
 		row("CPU per delivery: "+name+" processes", cell(func(res *b1Resources) (string, bool) {
 			s, ok := server(res, name)
@@ -432,7 +454,7 @@ func (r *Report) resourceRows(row func(string, func(*benchTargetReport) string, 
 			row("  of which this run's "+name+" backends (how many)", cell(run), "")
 		}
 	}
-	if len(servers) > 0 {
+	if len(servers) > 0 || len(hookdProcs) > 0 {
 		row("CPU per delivery: total", cell(func(res *b1Resources) (string, bool) {
 			if res.TotalCPUPerDeliveryUs == nil {
 				return "", false
@@ -446,6 +468,12 @@ func (r *Report) resourceRows(row func(string, func(*benchTargetReport) string, 
 		}
 		return kibMiB(res.ProcessMaxRSSKiB), true
 	}), "")
+	for _, name := range hookdProcs {
+		row("peak RSS: "+name+" process (VmHWM)", cell(func(res *b1Resources) (string, bool) {
+			p, ok := hookdProc(res, name)
+			return kibMiB(p.MaxVmHWMKiB), ok
+		}), "")
+	}
 	for _, name := range servers {
 		row("peak RSS: largest "+name+" process (VmHWM)", cell(func(res *b1Resources) (string, bool) {
 			s, ok := server(res, name)
@@ -453,6 +481,23 @@ func (r *Report) resourceRows(row func(string, func(*benchTargetReport) string, 
 		}), "")
 	}
 	return servers, true
+}
+
+// hookdProcessNames returns the names of the hookd processes outside this process that B1's
+// resources show for some target, in the order of the first target to have each.
+func hookdProcessNames(r *Report) []string {
+	var names []string
+	for _, t := range r.Targets {
+		if t.B1 == nil || t.B1.Resources == nil {
+			continue
+		}
+		for _, p := range t.B1.Resources.Hookd {
+			if !slices.Contains(names, p.Name) {
+				names = append(names, p.Name)
+			}
+		}
+	}
+	return names
 }
 
 // targetCell returns the target column of a figure whose target, as format writes it, may

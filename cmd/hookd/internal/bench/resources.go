@@ -13,7 +13,8 @@ import (
 )
 
 // This file holds what B1 reports beside its speed: the CPU time and the peak memory of this
-// process, and of the database's and the queue's processes when they run outside it.
+// process, of hookd's processes when they run outside it, and of the database's and the
+// queue's processes.
 
 // usageSample is what sampleUsage read at one instant.
 type usageSample struct {
@@ -30,6 +31,29 @@ type usageSample struct {
 	// target can tell them apart from the server's others (see runBackendLister).
 	runServer string
 	runPIDs   []int
+	// processes holds the target's hookd processes (see processLister), in its order.
+	processes []processSample
+}
+
+// processLister is a target whose hookd runs in processes of its own, outside this one: the
+// fleet target's children. B1 reports each one's CPU time and peak memory.
+type processLister interface {
+	// processes returns the processes of the run that is open, each named for what it runs.
+	processes() []benchProcess
+}
+
+// benchProcess is one hookd process of a processLister.
+type benchProcess struct {
+	name string // "hookd api", "hookd worker 1"
+	pid  int
+}
+
+// processSample is what sampleUsage read of one benchProcess.
+type processSample struct {
+	benchProcess
+	ok     bool          // its /proc/<pid>/stat was read
+	cpu    time.Duration // its own user and system time
+	hwmKiB int64         // its VmHWM; 0: unread
 }
 
 // serverSample sums the processes of one name.
@@ -61,6 +85,11 @@ func sampleUsage(ctx context.Context, t benchTarget, resetPeak bool) usageSample
 		s.peakReset = procmem.ResetPeak() == nil
 	}
 	s.selfCPU, s.selfMaxRSS, s.self = selfUsage()
+	if l, ok := t.(processLister); ok {
+		for _, p := range l.processes() {
+			s.processes = append(s.processes, readProcess(p))
+		}
+	}
 	s.asked = t.servers()
 	if len(s.asked) == 0 {
 		return s
@@ -113,11 +142,28 @@ func readServers(names []string) map[string]serverSample {
 	return out
 }
 
+// readProcess reads the CPU time and the peak memory of p; ok is false when /proc lacks it.
+func readProcess(p benchProcess) processSample {
+	s := processSample{benchProcess: p}
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.pid), "stat"))
+	if err != nil {
+		return s
+	}
+	var own int64
+	_, own, _, s.ok = procmem.ParseStat(stat)
+	s.cpu = procmem.Ticks(own)
+	if kib, err := procmem.PeakKiB(p.pid); err == nil {
+		s.hwmKiB = kib
+	}
+	return s
+}
+
 // b1Resources is what B1 cost, from just before its first send until the store settled,
 // divided by its deliveries.
 type b1Resources struct {
 	// ProcessCPUSeconds is this process's user and system time (getrusage). The process runs
-	// hookd and also the receiver, the producers and, for the api target, the HTTP server.
+	// hookd (but for the fleet target) and also the receiver, the producers and, for the api
+	// target, the HTTP server.
 	ProcessCPUSeconds       float64 `json:"processCpuSeconds"`
 	ProcessCPUPerDeliveryUs float64 `json:"processCpuPerDeliveryUs"`
 	// ProcessMaxRSSKiB is this process's peak resident set (getrusage's maxrss), during B1: the
@@ -125,6 +171,9 @@ type b1Resources struct {
 	// is the peak since the bench started.
 	ProcessMaxRSSKiB        int64 `json:"processMaxRssKiB"`
 	ProcessMaxRSSSinceStart bool  `json:"processMaxRssSinceStart,omitempty"`
+	// Hookd are the target's hookd processes outside this process (fleet: the API process and
+	// the workers); absent where hookd runs in this process.
+	Hookd []processUsage `json:"hookd,omitempty"`
 	// Servers are the target's database and queue processes on this machine, by name; absent
 	// for SQLite (in this process), where /proc is missing, and for a name no process has.
 	Servers []serverUsage `json:"servers,omitempty"`
@@ -150,6 +199,16 @@ type serverUsage struct {
 	Run *runProcessUsage `json:"run,omitempty"`
 }
 
+// processUsage is what one hookd process outside this process cost in B1.
+type processUsage struct {
+	Name string `json:"name"` // what it runs: "hookd api", "hookd worker 1"
+	PID  int    `json:"pid"`
+	// CPUSeconds is its own user and system time (/proc/<pid>/stat).
+	CPUSeconds       float64 `json:"cpuSeconds"`
+	CPUPerDeliveryUs float64 `json:"cpuPerDeliveryUs"`
+	MaxVmHWMKiB      int64   `json:"maxVmHwmKiB"` // its peak resident set since it started
+}
+
 // runProcessUsage is what the processes of a server that served a run cost in B1.
 type runProcessUsage struct {
 	Processes        int     `json:"processes"`
@@ -170,6 +229,17 @@ func (s usageSample) since(before usageSample, deliveries int) *b1Resources {
 		ProcessMaxRSSKiB: s.selfMaxRSS, ProcessMaxRSSSinceStart: !before.peakReset,
 	}
 	complete := true
+	for _, a := range s.processes {
+		i := slices.IndexFunc(before.processes, func(b processSample) bool { return b.pid == a.pid })
+		if !a.ok || i < 0 || !before.processes[i].ok {
+			complete = false // no /proc, or a process that was not there at B1's start
+			continue
+		}
+		cpu := max(a.cpu-before.processes[i].cpu, 0)
+		total += cpu
+		r.Hookd = append(r.Hookd, processUsage{Name: a.name, PID: a.pid, CPUSeconds: cpu.Seconds(),
+			CPUPerDeliveryUs: perDelivery(cpu), MaxVmHWMKiB: a.hwmKiB})
+	}
 	for _, name := range before.asked {
 		b, okb := before.servers[name]
 		a, oka := s.servers[name]
