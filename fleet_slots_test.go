@@ -1,0 +1,160 @@
+package hookd_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/delivery"
+	"github.com/hookd/hookd/internal/logcheck"
+	"github.com/hookd/hookd/postgres"
+	"github.com/hookd/hookd/redisqueue"
+)
+
+// hangingReceiver holds every request for hold, counting the requests in flight at once. A
+// request leaves the count before its answer is sent, so a client's next request never overlaps
+// it in the count (a request the client times out on would stay counted until the server sees
+// the connection close).
+type hangingReceiver struct {
+	srv       *httptest.Server
+	now, most atomic.Int32
+	requests  atomic.Int32
+	release   chan struct{}
+}
+
+func newHangingReceiver(t *testing.T, hold time.Duration) *hangingReceiver {
+	r := &hangingReceiver{release: make(chan struct{})}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.requests.Add(1)
+		n := r.now.Add(1)
+		for m := r.most.Load(); n > m && !r.most.CompareAndSwap(m, n); m = r.most.Load() {
+		}
+		select {
+		case <-r.release:
+		case <-req.Context().Done():
+		case <-time.After(hold):
+		}
+		r.now.Add(-1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(func() {
+		close(r.release)
+		r.srv.Close()
+	})
+	return r
+}
+
+// pgSchemaURL returns the PostgreSQL test URL and a fresh schema, dropped when the test ends.
+func pgSchemaURL(t *testing.T) (string, string) {
+	t.Helper()
+	u := os.Getenv("HOOKD_TEST_POSTGRES_URL")
+	if u == "" {
+		t.Skip("HOOKD_TEST_POSTGRES_URL is unset: set it to a PostgreSQL URL (e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable) to run the tests of the cap across processes")
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "hookd_fleet_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, u)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		_, _ = conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+	})
+	return u, schema
+}
+
+// fleetClient opens a store of its own on the schema, as another process would, and starts a
+// client on it: on the store's queue, or on a Redis queue in namespace ns when ns is set.
+func fleetClient(t *testing.T, u, schema, ns string, log *logcheck.Log) *hookd.Client {
+	t.Helper()
+	ctx := context.Background()
+	store, err := postgres.Open(ctx, u, &postgres.Config{Schema: schema, Logger: log.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &hookd.Config{
+		Logger:   log.Logger(),
+		Delivery: &delivery.Config{Timeout: 3 * time.Second, AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
+		Workers:  map[hookd.Lane]int{hookd.LaneFirst: 32},
+	}
+	if ns != "" {
+		q, err := redisqueue.New(os.Getenv("HOOKD_TEST_REDIS_URL"), store, nil, &redisqueue.Config{Namespace: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = q.Close() })
+		cfg.Queue = q
+	}
+	c, err := hookd.NewClient(store, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = c.Stop(ctx)
+		_ = store.Close()
+	})
+	return c
+}
+
+// TestCapHoldsAcrossClients: two clients on one database, each on its own store as two
+// processes are, deliver to an endpoint that never answers. The requests in flight at the
+// receiver reach the endpoint's cap and never pass it (each client alone would allow the cap).
+func TestCapHoldsAcrossClients(t *testing.T) {
+	t.Parallel()
+	t.Run("store queue", func(t *testing.T) { t.Parallel(); capAcrossClients(t, false) })
+	t.Run("redis queue", func(t *testing.T) { t.Parallel(); capAcrossClients(t, true) })
+}
+
+func capAcrossClients(t *testing.T, redis bool) {
+	u, schema := pgSchemaURL(t)
+	ns := ""
+	if redis {
+		if os.Getenv("HOOKD_TEST_REDIS_URL") == "" {
+			t.Skip("HOOKD_TEST_REDIS_URL is unset: set it to a Redis URL (e.g. redis://127.0.0.1:6379/0) to run the Redis queue's case")
+		}
+		ns = schema
+	}
+	log := logcheck.New(t)
+	recv := newHangingReceiver(t, time.Second)
+	a := fleetClient(t, u, schema, ns, log)
+	fleetClient(t, u, schema, ns, log)
+	ctx := t.Context()
+	app, err := a.CreateApplication(ctx, &hookd.ApplicationIn{Name: "fleet", UID: "fleet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const capacity = 4
+	if _, err := a.CreateEndpoint(ctx, app.ID, &hookd.EndpointIn{URL: recv.srv.URL + "/hang", MaxInFlight: capacity}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		if _, err := a.Send(ctx, app.ID, &hookd.MessageIn{EventType: "fleet.test", Payload: []byte(fmt.Sprintf(`{"seq":%d}`, i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each attempt takes a second: watch four rounds of the cap's attempts, of both clients.
+	time.Sleep(4 * time.Second)
+	if got, n := recv.most.Load(), recv.requests.Load(); got != capacity || n < 3*capacity {
+		t.Fatalf("at most %d requests in flight to the endpoint across two clients, want its cap %d (%d requests in all, want at least %d)", got, capacity, n, 3*capacity)
+	}
+}
