@@ -91,9 +91,10 @@ func (f *fleetSlots) start(ctx context.Context) {
 	defer f.mu.Unlock()
 	f.holder = newHolderID()
 	ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	f.done = make(chan struct{})
+	done := make(chan struct{})
+	f.done = done
 	go func() {
-		defer close(f.done)
+		defer close(done)
 		f.heartbeat(ctx)
 	}()
 }

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/postgres"
 	"github.com/hookd/hookd/redisqueue"
+	"github.com/hookd/hookd/sqlite"
 )
 
 // hangingReceiver holds every request for hold, counting the requests in flight at once. A
@@ -137,7 +140,7 @@ func capAcrossClients(t *testing.T, redis bool) {
 	log := logcheck.New(t)
 	recv := newHangingReceiver(t, time.Second)
 	a := fleetClient(t, u, schema, ns, log)
-	fleetClient(t, u, schema, ns, log)
+	b := fleetClient(t, u, schema, ns, log)
 	ctx := t.Context()
 	app, err := a.CreateApplication(ctx, &hookd.ApplicationIn{Name: "fleet", UID: "fleet"})
 	if err != nil {
@@ -156,5 +159,44 @@ func capAcrossClients(t *testing.T, redis bool) {
 	time.Sleep(4 * time.Second)
 	if got, n := recv.most.Load(), recv.requests.Load(); got != capacity || n < 3*capacity {
 		t.Fatalf("at most %d requests in flight to the endpoint across two clients, want its cap %d (%d requests in all, want at least %d)", got, capacity, n, 3*capacity)
+	}
+	if redis {
+		return
+	}
+	// Stopped, the clients give back every slot they held.
+	for _, c := range []*hookd.Client{a, b} {
+		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := c.Stop(stopCtx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var rows int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{schema, "hookd_endpoint_slots"}.Sanitize()).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 0 {
+		t.Errorf("%d rows of hookd_endpoint_slots after both clients stopped, want none", rows)
+	}
+}
+
+// TestSlotLeaseValidated: a lease below MinSlotLease is refused with a message that says how to
+// fix it.
+func TestSlotLeaseValidated(t *testing.T) {
+	t.Parallel()
+	store, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "hookd.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	_, err = hookd.NewClient(store, &hookd.Config{SlotLease: 500 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "Config.SlotLease is 500ms: use at least 1s") {
+		t.Fatalf("NewClient with SlotLease 500ms: %v, want the lease refused", err)
 	}
 }
