@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/delivery"
@@ -82,7 +83,8 @@ func pgSchemaURL(t *testing.T) (string, string) {
 }
 
 // fleetClient opens a store of its own on the schema, as another process would, and starts a
-// client on it: on the store's queue, or on a Redis queue in namespace ns when ns is set.
+// client on it: on the store's queue, on River's when ns is "river", or else on a Redis queue in
+// namespace ns when ns is set.
 func fleetClient(t *testing.T, u, schema, ns string, log *logcheck.Log) *hookd.Client {
 	t.Helper()
 	ctx := context.Background()
@@ -95,7 +97,15 @@ func fleetClient(t *testing.T, u, schema, ns string, log *logcheck.Log) *hookd.C
 		Delivery: &delivery.Config{Timeout: 3 * time.Second, AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
 		Workers:  map[hookd.Lane]int{hookd.LaneFirst: 32},
 	}
-	if ns != "" {
+	switch ns {
+	case "":
+	case "river":
+		q, err := store.NewRiverQueue(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Queue = q
+	default:
 		q, err := redisqueue.New(os.Getenv("HOOKD_TEST_REDIS_URL"), store, nil, &redisqueue.Config{Namespace: ns})
 		if err != nil {
 			t.Fatal(err)
@@ -124,18 +134,22 @@ func fleetClient(t *testing.T, u, schema, ns string, log *logcheck.Log) *hookd.C
 // receiver reach the endpoint's cap and never pass it (each client alone would allow the cap).
 func TestCapHoldsAcrossClients(t *testing.T) {
 	t.Parallel()
-	t.Run("store queue", func(t *testing.T) { t.Parallel(); capAcrossClients(t, false) })
-	t.Run("redis queue", func(t *testing.T) { t.Parallel(); capAcrossClients(t, true) })
+	t.Run("store queue", func(t *testing.T) { t.Parallel(); capAcrossClients(t, "") })
+	t.Run("river queue", func(t *testing.T) { t.Parallel(); capAcrossClients(t, "river") })
+	t.Run("redis queue", func(t *testing.T) { t.Parallel(); capAcrossClients(t, "redis") })
 }
 
-func capAcrossClients(t *testing.T, redis bool) {
+// capAcrossClients runs TestCapHoldsAcrossClients on the store's queue (queue ""), River's
+// ("river") or Redis ("redis").
+func capAcrossClients(t *testing.T, queue string) {
 	u, schema := pgSchemaURL(t)
-	ns := ""
-	if redis {
+	ns := queue
+	if queue == "redis" {
 		if os.Getenv("HOOKD_TEST_REDIS_URL") == "" {
 			t.Skip("HOOKD_TEST_REDIS_URL is unset: set it to a Redis URL (e.g. redis://127.0.0.1:6379/0) to run the Redis queue's case")
 		}
 		ns = schema
+		t.Cleanup(func() { deleteRedisNamespace(os.Getenv("HOOKD_TEST_REDIS_URL"), ns) })
 	}
 	log := logcheck.New(t)
 	recv := newHangingReceiver(t, time.Second)
@@ -160,7 +174,7 @@ func capAcrossClients(t *testing.T, redis bool) {
 	if got, n := recv.most.Load(), recv.requests.Load(); got != capacity || n < 3*capacity {
 		t.Fatalf("at most %d requests in flight to the endpoint across two clients, want its cap %d (%d requests in all, want at least %d)", got, capacity, n, 3*capacity)
 	}
-	if redis {
+	if queue == "redis" {
 		return
 	}
 	// Stopped, the clients give back every slot they held.
@@ -198,5 +212,26 @@ func TestSlotLeaseValidated(t *testing.T) {
 	_, err = hookd.NewClient(store, &hookd.Config{SlotLease: 500 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "Config.SlotLease is 500ms: use at least 1s") {
 		t.Fatalf("NewClient with SlotLease 500ms: %v, want the lease refused", err)
+	}
+}
+
+// deleteRedisNamespace deletes the keys of namespace ns, asynq's and the slot leases', from the
+// Redis at u.
+func deleteRedisNamespace(u, ns string) {
+	o, err := goredis.ParseURL(u)
+	if err != nil {
+		return
+	}
+	c := goredis.NewClient(o)
+	defer c.Close()
+	ctx := context.Background()
+	for _, pattern := range []string{"asynq:{" + ns + ":*", "hookd:{" + ns + "}:*"} {
+		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+	}
+	for _, l := range []hookd.Lane{hookd.LaneFirst, hookd.LaneRetry, hookd.LaneManual} {
+		c.SRem(ctx, "asynq:queues", redisqueue.QueueName(ns, l))
 	}
 }
