@@ -203,14 +203,19 @@ func (st *endpointState) leased(now time.Time) int {
 }
 
 // wantSlots says whether an attempt refused by the endpoint's cap asks the leaser for more: the
-// process holds fewer than the cap and every held slot is busy, no call for the endpoint is in
-// flight, and the leaser did not refuse a moment ago. It marks the endpoint leasing and returns
+// process holds fewer than the cap and every held slot is busy, fewer than the cap are in
+// flight, no call for the endpoint is in flight, and the leaser did not refuse a moment ago. It marks the endpoint leasing and returns
 // what to ask for.
 func (st *endpointState) wantSlots(now time.Time) (held, want int, ok bool) {
 	if st.leasing || now.Before(st.refusedUntil) || st.capacity >= st.fleetCap {
 		return 0, 0, false
 	}
-	held = st.leased(now)
+	// Attempts still in flight on slots whose lease ended here count as held: the leaser then
+	// grants none on top of them.
+	held = max(st.leased(now), len(st.inFlight)+st.woken)
+	if held >= st.fleetCap {
+		return 0, 0, false
+	}
 	st.leasing = true
 	return held, min(slotBatch, st.fleetCap-held), true
 }

@@ -86,6 +86,11 @@ func pgSchemaURL(t *testing.T) (string, string) {
 // client on it: on the store's queue, on River's when ns is "river", or else on a Redis queue in
 // namespace ns when ns is set.
 func fleetClient(t *testing.T, u, schema, ns string, log *logcheck.Log) *hookd.Client {
+	return fleetClientLease(t, u, schema, ns, log, 0)
+}
+
+// fleetClientLease is fleetClient with Config.SlotLease lease.
+func fleetClientLease(t *testing.T, u, schema, ns string, log *logcheck.Log, lease time.Duration) *hookd.Client {
 	t.Helper()
 	ctx := context.Background()
 	store, err := postgres.Open(ctx, u, &postgres.Config{Schema: schema, Logger: log.Logger()})
@@ -93,9 +98,10 @@ func fleetClient(t *testing.T, u, schema, ns string, log *logcheck.Log) *hookd.C
 		t.Fatal(err)
 	}
 	cfg := &hookd.Config{
-		Logger:   log.Logger(),
-		Delivery: &delivery.Config{Timeout: 3 * time.Second, AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
-		Workers:  map[hookd.Lane]int{hookd.LaneFirst: 32},
+		Logger:    log.Logger(),
+		Delivery:  &delivery.Config{Timeout: 3 * time.Second, AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
+		Workers:   map[hookd.Lane]int{hookd.LaneFirst: 32},
+		SlotLease: lease,
 	}
 	switch ns {
 	case "":
@@ -197,6 +203,66 @@ func capAcrossClients(t *testing.T, queue string) {
 	}
 	if rows != 0 {
 		t.Errorf("%d rows of hookd_endpoint_slots after both clients stopped, want none", rows)
+	}
+}
+
+// TestSlotsRenewedAndGivenBack: with a lease of 1 s and attempts of 2.5 s, the clients' heartbeats
+// keep the leases of the slots in use (the cap's number of deliveries, so that no refused job
+// asks for slots again, which would set a lease too); once the deliveries are done, the idle
+// slots are given back while the clients run.
+func TestSlotsRenewedAndGivenBack(t *testing.T) {
+	t.Parallel()
+	u, schema := pgSchemaURL(t)
+	log := logcheck.New(t)
+	recv := newHangingReceiver(t, 2500*time.Millisecond)
+	a := fleetClientLease(t, u, schema, "", log, time.Second)
+	fleetClientLease(t, u, schema, "", log, time.Second)
+	ctx := t.Context()
+	app, err := a.CreateApplication(ctx, &hookd.ApplicationIn{Name: "fleet", UID: "fleet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const capacity = 4
+	if _, err := a.CreateEndpoint(ctx, app.ID, &hookd.EndpointIn{URL: recv.srv.URL + "/hang", MaxInFlight: capacity}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range capacity {
+		if _, err := a.Send(ctx, app.ID, &hookd.MessageIn{EventType: "fleet.test", Payload: []byte(fmt.Sprintf(`{"seq":%d}`, i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	table := pgx.Identifier{schema, "hookd_endpoint_slots"}.Sanitize()
+	var delivered, held int
+	time.Sleep(2200 * time.Millisecond) // past two leases of the first round's slots
+	if got := recv.most.Load(); got != capacity {
+		t.Fatalf("at most %d requests in flight during attempts of two and a half leases, want the cap %d", got, capacity)
+	}
+	if err := conn.QueryRow(ctx, `SELECT coalesce(sum(slots), 0) FROM `+table+` WHERE lease_until > now()`).Scan(&held); err != nil {
+		t.Fatal(err)
+	}
+	if held != capacity {
+		t.Fatalf("%d slots leased while %d attempts hang for two and a half leases, want %d: the leases were not renewed", held, capacity, capacity)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{schema, "hookd_deliveries"}.Sanitize()+` WHERE status = 'delivered'`).Scan(&delivered); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.QueryRow(ctx, `SELECT coalesce(sum(slots), 0) FROM `+table+` WHERE lease_until > now()`).Scan(&held); err != nil {
+			t.Fatal(err)
+		}
+		if delivered == capacity && held == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if delivered != capacity || held != 0 {
+		t.Fatalf("%d of %d delivered, %d slots still leased by the running clients; want all delivered and the idle slots given back", delivered, capacity, held)
 	}
 }
 
