@@ -19,6 +19,15 @@ type admission struct {
 	// waiter, when the attempt was refused only by the cap of an endpoint whose attempts take
 	// less than capWait on average, is the attempt's place in the endpoint's line for a slot.
 	waiter *slotWaiter
+	// ask, when the attempt was refused only because every slot this process leases of the
+	// endpoint is busy and it leases fewer than the cap, is the acquisition to make before
+	// admitting it again (fleet_slots.go).
+	ask *slotAsk
+}
+
+// slotAsk is an acquisition of slots: want more beyond the held this process counts.
+type slotAsk struct {
+	held, want int
 }
 
 // isolation are the limits admit applies.
@@ -27,6 +36,9 @@ type isolation struct {
 	rate        int // messages per second; 0: none
 	timeout     time.Duration
 	manual      bool // a manual attempt: an operator's explicit act goes through an open circuit
+	// fleet says the cap is shared with other processes through leased slots (fleetSlots); asked
+	// says this admission has asked the leaser already.
+	fleet, asked bool
 }
 
 // admit asks the endpoint's state whether the attempt may start. Refused by the cap of a fast
@@ -36,6 +48,13 @@ func (c *Client) admit(ctx context.Context, ep *Endpoint, now time.Time, manual 
 	lim := c.limits(ep)
 	lim.manual = manual
 	adm := c.states.admit(ep.ID, lim, now, c.cfg.Rand(), nil)
+	if adm.ask != nil {
+		// Outside the states' mutex: the other workers go on meanwhile.
+		c.slots.acquire(ctx, ep.ID, adm.ask.held, adm.ask.want, lim.maxInFlight)
+		lim.asked = true
+		now = c.now()
+		adm = c.states.admit(ep.ID, lim, now, c.cfg.Rand(), nil)
+	}
 	if adm.waiter == nil {
 		return adm, now
 	}
@@ -65,6 +84,7 @@ func (c *Client) limits(ep *Endpoint) isolation {
 	if ep.MaxInFlight > 0 {
 		lim.maxInFlight = ep.MaxInFlight
 	}
+	lim.fleet = c.slots != nil && lim.maxInFlight >= 0
 	return lim
 }
 
@@ -80,18 +100,25 @@ func (s *endpointStates) admit(id string, lim isolation, now time.Time, jitter f
 	defer s.mu.Unlock()
 	st := s.state(id)
 	st.capacity = lim.maxInFlight
+	var real time.Time // the lease's clock, which a Config.Now of tests does not move
+	if lim.fleet {
+		real = time.Now()
+		st.fleetCap = lim.maxInFlight
+		st.capacity = min(lim.maxInFlight, st.leased(real))
+	}
 	if woken != nil {
 		st.woken--
 	}
-	adm := st.admit(lim, s.circuit.threshold >= 0, now, jitter, woken != nil)
+	adm := st.admit(lim, s.circuit.threshold >= 0, now, real, jitter, woken != nil)
 	if adm.wait > 0 || adm.notSent != "" {
 		st.wakeFree() // a slot this attempt leaves goes to the next in line
 	}
 	return adm
 }
 
-// admit is endpointStates.admit for one endpoint's state; breaker says the circuit breaker is on.
-func (st *endpointState) admit(lim isolation, breaker bool, now time.Time, jitter float64, woken bool) admission {
+// admit is endpointStates.admit for one endpoint's state; breaker says the circuit breaker is on,
+// real is the time of the slots' leases (with lim.fleet).
+func (st *endpointState) admit(lim isolation, breaker bool, now, real time.Time, jitter float64, woken bool) admission {
 	spread := func(d time.Duration) time.Duration { return d + time.Duration(float64(d)*0.25*jitter) }
 	if now.Before(st.throttledUntil) {
 		return admission{wait: spread(st.throttledUntil.Sub(now)), reason: "endpoint throttled"}
@@ -108,6 +135,16 @@ func (st *endpointState) admit(lim isolation, breaker bool, now time.Time, jitte
 		probe = true
 	}
 	if lim.maxInFlight >= 0 && (st.free() <= 0 || (!woken && len(st.waiters) > 0)) {
+		if lim.fleet && st.free() <= 0 && st.capacity < lim.maxInFlight {
+			if !lim.asked && !woken {
+				if held, want, ok := st.wantSlots(real); ok {
+					return admission{ask: &slotAsk{held: held, want: want}}
+				}
+			}
+			if real.Before(st.refusedUntil) {
+				return admission{wait: spread(st.fleetWait(now, lim.timeout)), reason: "endpoint at its cap of attempts in flight across processes"}
+			}
+		}
 		adm := admission{wait: spread(st.slotWait(now, lim.timeout)), reason: "endpoint at its cap of attempts in flight"}
 		if st.avgDur > 0 && st.avgDur < capWait {
 			adm.waiter = &slotWaiter{ch: make(chan struct{})}
@@ -133,6 +170,7 @@ func (st *endpointState) admit(lim isolation, breaker bool, now time.Time, jitte
 		st.tokens--
 	}
 	st.inFlight = append(st.inFlight, now)
+	st.peak = max(st.peak, len(st.inFlight))
 	if probe {
 		st.probing = true
 	}

@@ -27,6 +27,7 @@ type Client struct {
 	box    *secretBox           // seals endpoint secrets at rest; nil: stored as they are
 	sign   signerCache          // the signers of the keys the workers sign with (signers.go)
 	rates  *appRates            // the per-application message rate (quota.go)
+	slots  *fleetSlots          // the cap's slots leased across processes; nil: this process keeps it alone
 
 	working atomic.Int64 // jobs being worked, for the drain's log line
 
@@ -81,8 +82,26 @@ func NewClient(store Store, cfg *Config) (*Client, error) {
 	if bl, ok := store.(WorkBatchLoader); ok {
 		cl.loader = &workLoader{store: bl}
 	}
+	if l := slotLeaser(store, q); l != nil && c.SlotLease > 0 {
+		cl.slots = newFleetSlots(l, cl.states, c.SlotLease, c.Logger)
+	}
 	cl.rec = newRecorder(store, c.Logger, cl.writeAttempts)
 	return cl, nil
+}
+
+// slotLeaser returns the leaser that shares the per-endpoint cap among processes: the queue's
+// when it is one, else the store's; none for a store that one process owns (SQLite).
+func slotLeaser(store Store, q Queue) SlotLeaser {
+	if isInProcess(store) {
+		return nil
+	}
+	if l, ok := q.(SlotLeaser); ok {
+		return l
+	}
+	if l, ok := store.(SlotLeaser); ok {
+		return l
+	}
+	return nil
 }
 
 // Store returns the client's store.
@@ -107,7 +126,13 @@ func (c *Client) Start(ctx context.Context) error {
 		defer close(c.recDone)
 		c.rec.run(recCtx)
 	}()
+	if c.slots != nil {
+		c.slots.start(ctx)
+	}
 	if err := c.queue.Start(ctx, c.work); err != nil {
+		if c.slots != nil {
+			c.slots.stop(ctx)
+		}
 		cancel()
 		<-c.recDone
 		return fmt.Errorf("hookd: start the queue: %w", err)
@@ -145,6 +170,9 @@ func (c *Client) Stop(ctx context.Context) error {
 	} else {
 		c.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "hookd workers drained",
 			slog.Int64("in_flight", inFlight), slog.Duration("took", drained))
+	}
+	if c.slots != nil {
+		c.slots.stop(ctx) // the workers have stopped: no attempt holds a slot
 	}
 	c.cancel()
 	<-c.recDone

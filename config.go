@@ -53,6 +53,12 @@ type Config struct {
 	// MaxInFlightPerEndpoint caps attempts in flight to one endpoint; more are snoozed. An
 	// endpoint's MaxInFlight overrides it. Default: 8; negative: no cap.
 	MaxInFlightPerEndpoint int
+	// SlotLease is how long this process holds the slots of an endpoint's cap it leases from the
+	// other processes on the same database or Redis queue (see SlotLeaser), renewed every third
+	// of it while the process lives: a process that dies keeps its slots this long. At least
+	// MinSlotLease. Default: DefaultSlotLease (10 s); negative: no lease, each process keeps the
+	// cap alone.
+	SlotLease time.Duration
 	// CircuitThreshold is the number of consecutive failures that opens an endpoint's circuit.
 	// Default: 10; negative: no circuit breaker.
 	CircuitThreshold int
@@ -152,6 +158,9 @@ func (c *Config) withDefaults() *Config {
 	if out.MaxInFlightPerEndpoint == 0 {
 		out.MaxInFlightPerEndpoint = 8
 	}
+	if out.SlotLease == 0 {
+		out.SlotLease = DefaultSlotLease
+	}
 	if out.CircuitThreshold == 0 {
 		out.CircuitThreshold = 10
 	}
@@ -208,6 +217,9 @@ func (c *Config) validate() error {
 		if n < 1 {
 			return fmt.Errorf("hookd: Config.Workers[%s] is %d: each lane needs at least one worker", lane, n)
 		}
+	}
+	if c.SlotLease > 0 && c.SlotLease < MinSlotLease {
+		return fmt.Errorf("hookd: Config.SlotLease is %s: use at least %s, or leave it 0 for %s", c.SlotLease, MinSlotLease, DefaultSlotLease)
 	}
 	if c.CircuitMaxCooldown < c.CircuitCooldown {
 		return fmt.Errorf("hookd: Config.CircuitMaxCooldown (%s) is below CircuitCooldown (%s)", c.CircuitMaxCooldown, c.CircuitCooldown)

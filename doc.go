@@ -43,6 +43,10 @@
 //   - Active place: one of a lane's places a job holds while it is busy on the CPU
 //     (Config.ActiveWorkers); a job still running after a few milliseconds is waiting on a slow
 //     receiver and gives its place back.
+//   - Slot: one of an endpoint's cap of attempts in flight (Config.MaxInFlightPerEndpoint). On
+//     a store or queue that several processes share, each process leases the slots it uses
+//     from a SlotLeaser (the PostgreSQL store, the Redis queue) for Config.SlotLease, renews
+//     them while it lives and gives back those it leaves idle, so the cap holds across the fleet.
 //   - Circuit: each process's breaker for each endpoint: Config.CircuitThreshold consecutive
 //     failures open it for Config.CircuitCooldown (doubling after each failed probe, up to
 //     Config.CircuitMaxCooldown); then one probe goes through, and its success closes it.

@@ -39,6 +39,16 @@ type endpointState struct {
 	woken    int           // waiters woken for a freed slot that have not asked for it yet
 	capacity int           // the cap the last admission applied (negative: none)
 
+	// The slots leased from the other processes' share of the cap (fleet_slots.go).
+	fleetCap     int       // the endpoint's cap across processes, as the last admission saw it
+	held         int       // slots this process holds
+	heldUntil    time.Time // when their lease ends here
+	peak         int       // most attempts in flight since idleSlots last looked
+	acquiredAt   time.Time // when an acquisition last set held
+	refusedUntil time.Time // the leaser refused more slots: ask again after this
+	leasing      bool      // a call of the leaser for the endpoint is in flight
+	dirty        bool      // the leaser's count may differ from held: set it at the next look
+
 	failures  int       // consecutive failures
 	openUntil time.Time // circuit open until (zero: closed)
 	cooldown  time.Duration

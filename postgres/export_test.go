@@ -34,6 +34,10 @@ const (
 	FinishJobsSQL     = finishJobsSQL
 	LoadWorkBatchSQL  = loadWorkBatchSQL
 	RecordAttemptsSQL = recordAttemptsSQL
+	AcquireSlotsSQL   = acquireSlotsSQL
+	RenewSlotsSQL     = renewSlotsSQL
+	ReleaseSlotsSQL   = releaseSlotsSQL
+	DropSlotsSQL      = dropSlotsSQL
 )
 
 // RetentionLockKey is the advisory lock key of the retention cleaner in schema.

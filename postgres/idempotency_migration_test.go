@@ -24,6 +24,8 @@ func TestIdempotencyDigestMigration(t *testing.T) {
 		`ALTER TABLE hookd_attempts DROP COLUMN request_headers, DROP COLUMN response_headers`, // migration 10's
 		`ALTER TABLE hookd_endpoints DROP COLUMN retry_schedule, DROP COLUMN timeout_ms`,       // migration 11's
 		`ALTER TABLE hookd_applications DROP COLUMN retry_schedule, DROP COLUMN timeout_ms`,
+		`DROP FUNCTION hookd_acquire_slots`, // migration 12's
+		`DROP TABLE hookd_endpoint_slots`,
 		`DELETE FROM hookd_migrations WHERE version >= 7`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {

@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hookd/hookd/postgres"
 )
@@ -26,6 +30,9 @@ func TestHotStatementsNeverScanWholeTables(t *testing.T) {
 		{"finish", postgres.FinishJobsSQL, `('{"(0,1)"}', '{1}', '{1}', '{"(0,2)"}', '{2}', '{1}', ARRAY[now()], '{0}', '{""}')`, true},
 		{"load_work", postgres.LoadWorkBatchSQL, `('{dlv_1,dlv_2}')`, false},
 		{"record_attempts", postgres.RecordAttemptsSQL, "(" + strings.Repeat(`'{}', `, 29) + `'{}')`, false},
+		{"renew_slots", postgres.RenewSlotsSQL, `('h_1', '{ep_1,ep_2}', 10000000)`, false},
+		{"release_slots", postgres.ReleaseSlotsSQL, `('ep_1', 'h_1', 1)`, false},
+		{"drop_slots", postgres.DropSlotsSQL, `('ep_1', 'h_1')`, false},
 	}
 	fill := `INSERT INTO hookd_applications (id, name, created_at, updated_at) VALUES ('app_1', 'a', now(), now());
 		INSERT INTO hookd_endpoints (id, app_id, url, created_at, updated_at)
@@ -35,7 +42,9 @@ func TestHotStatementsNeverScanWholeTables(t *testing.T) {
 		INSERT INTO hookd_deliveries (id, message_id, endpoint_id, app_id, status, created_at, updated_at)
 			SELECT 'dlv_' || g, 'msg_' || g, 'ep_1', 'app_1', 'pending', now(), now() FROM generate_series(1, 5000) AS g;
 		INSERT INTO hookd_jobs (lane, run_at, delivery_id, attempt)
-			SELECT 'first', now(), 'dlv_' || g, 1 FROM generate_series(1, 5000) AS g`
+			SELECT 'first', now(), 'dlv_' || g, 1 FROM generate_series(1, 5000) AS g;
+		INSERT INTO hookd_endpoint_slots (endpoint_id, holder, slots, lease_until)
+			SELECT 'ep_' || (g % 2500), 'h_fill_' || (g / 2500), 1, now() + interval '1 hour' FROM generate_series(1, 5000) AS g`
 	for _, filled := range []int{0, 5000} {
 		if filled > 0 {
 			if _, err := b.store.Pool().Exec(ctx, fill); err != nil {
@@ -76,18 +85,71 @@ func TestHotStatementsNeverScanWholeTables(t *testing.T) {
 					t.Fatal(err)
 				}
 				text := strings.Join(plan, "\n")
-				for _, bad := range []string{"Seq Scan on hookd_", "Hash Join", "Sort"} {
-					// An empty endpoint table is scanned whole by the attempt record's plan cached
-					// then, until the connection is replaced (pgxpool: within an hour) or the table
-					// analyzed. An installation's endpoints are few next to its deliveries.
-					if filled == 0 && bad == "Seq Scan on hookd_" && st.name == "record_attempts" {
-						text = strings.ReplaceAll(text, "Seq Scan on hookd_endpoints", "")
-					}
-					if strings.Contains(text, bad) {
-						t.Errorf("the generic plan has a %q:\n%s", bad, text)
-					}
-				}
+				checkPlan(t, text, filled, st.name)
 			})
 		}
+		t.Run(fmt.Sprintf("acquire_slots/%d_rows", filled), func(t *testing.T) {
+			checkPlan(t, acquirePlans(t, b), filled, "acquire_slots")
+		})
 	}
+}
+
+// checkPlan fails t when a plan of statement name, on tables of filled rows, scans a hookd
+// table whole, joins by hash or sorts.
+func checkPlan(t *testing.T, text string, filled int, name string) {
+	t.Helper()
+	for _, bad := range []string{"Seq Scan on hookd_", "Hash Join", "Sort"} {
+		// An empty endpoint table is scanned whole by the attempt record's plan cached
+		// then, until the connection is replaced (pgxpool: within an hour) or the table
+		// analyzed. An installation's endpoints are few next to its deliveries.
+		if filled == 0 && bad == "Seq Scan on hookd_" && name == "record_attempts" {
+			text = strings.ReplaceAll(text, "Seq Scan on hookd_endpoints", "")
+		}
+		if strings.Contains(text, bad) {
+			t.Errorf("the generic plan has a %q:\n%s", bad, text)
+		}
+	}
+}
+
+// acquirePlans calls hookd_acquire_slots on a connection of its own with generic plans, and
+// returns the plans of the statements inside it, which auto_explain sends as notices.
+func acquirePlans(t *testing.T, b *bundle) string {
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(inSchema(t, b.url, b.schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var plans []string
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		plans = append(plans, n.Message)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{`LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`, `SET auto_explain.log_nested_statements = on`,
+		`SET auto_explain.log_level = notice`, `SET client_min_messages = notice`, `SET plan_cache_mode = force_generic_plan`} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Skipf("auto_explain, which shows the plans inside hookd_acquire_slots, is not loadable here: %s: %v", q, err)
+		}
+	}
+	// Twice: the second call runs the plans PL/pgSQL cached at the first.
+	for range 2 {
+		if _, err := conn.Exec(ctx, postgres.AcquireSlotsSQL, "ep_1", "h_1", 1, 2, 8, int64(10_000_000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	text := strings.Join(plans, "\n")
+	for _, want := range []string{"DELETE FROM hookd_endpoint_slots", "sum(slots)", "INSERT INTO hookd_endpoint_slots"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("auto_explain showed no plan of %q inside hookd_acquire_slots:\n%s", want, text)
+		}
+	}
+	return text
 }

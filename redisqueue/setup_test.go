@@ -72,7 +72,7 @@ func redisClient(t testing.TB, u string) *redis.Client {
 	return c
 }
 
-// deleteNamespace deletes the keys of namespace ns's queues from the Redis at u.
+// deleteNamespace deletes the keys of namespace ns's queues and slot leases from the Redis at u.
 func deleteNamespace(t testing.TB, u, ns string) {
 	t.Helper()
 	o, err := redis.ParseURL(u)
@@ -84,14 +84,16 @@ func deleteNamespace(t testing.TB, u, ns string) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	iter := c.Scan(ctx, 0, "asynq:{"+ns+":*", 500).Iterator()
 	var keys []string
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
-		t.Errorf("scan namespace %s: %v", ns, err)
-		return
+	for _, pattern := range []string{"asynq:{" + ns + ":*", "hookd:{" + ns + "}:*"} { // asynq's, and the slot leases'
+		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			t.Errorf("scan namespace %s: %v", ns, err)
+			return
+		}
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), 500)

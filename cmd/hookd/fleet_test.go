@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/hookd/hookd/cmd/hookd/internal/redact"
 	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 )
 
 // fleetReceiver counts requests by message and endpoint path; it answers 204 to every one, but
@@ -321,54 +323,175 @@ func TestFleetSurvivesSIGKILL(t *testing.T) {
 	}
 }
 
-// TestFleetCapIsPerProcess shows how the per-endpoint cap behaves across processes: each worker
-// process keeps it for itself, so with two worker processes an endpoint that hangs gets up to
-// twice the cap of attempts in flight, never more.
-func TestFleetCapIsPerProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and runs three processes")
-	}
-	dbURL := freshDatabase(t)
-	bin := buildHookd(t)
-	var now, most atomic.Int32
-	release := make(chan struct{})
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := now.Add(1)
-		defer now.Add(-1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+// capReceiver holds each request for hold (or until the test ends, or the client goes away),
+// counting the requests in flight at once. A request leaves the count before its answer is
+// written, so the next attempt on the same slot never overlaps it in the count.
+type capReceiver struct {
+	srv       *httptest.Server
+	now, most atomic.Int32
+	requests  atomic.Int32
+}
+
+func newCapReceiver(t *testing.T, hold time.Duration) *capReceiver {
+	r := &capReceiver{}
+	done := make(chan struct{})
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		// Read to the end, so that the server watches the connection and ends the request's
+		// context when the client goes away (a killed process).
+		_, _ = io.Copy(io.Discard, req.Body)
+		r.requests.Add(1)
+		n := r.now.Add(1)
+		for m := r.most.Load(); n > m && !r.most.CompareAndSwap(m, n); m = r.most.Load() {
 		}
 		select {
-		case <-release:
-		case <-r.Context().Done():
+		case <-time.After(hold):
+		case <-done:
+		case <-req.Context().Done():
 		}
+		r.now.Add(-1)
 		w.WriteHeader(http.StatusNoContent)
 	}))
-	defer hang.Close()
-	defer close(release)
+	t.Cleanup(func() {
+		close(done)
+		r.srv.Close()
+	})
+	return r
+}
 
-	const capPerProcess = 8 // hookd.Config's default MaxInFlightPerEndpoint
-	common := []string{"--db", dbURL, "--token", testAdminToken, "--allow-subnets", "127.0.0.0/8", "--timeout", "5s"}
-	api := startProcess(t, bin, append([]string{"--role", "api"}, common...)...)
-	startProcess(t, bin, append([]string{"--role", "worker"}, common...)...)
-	startProcess(t, bin, append([]string{"--role", "worker"}, common...)...)
+// fleetQueue returns the queue flags of a fleet test: none for the database's own queue, or
+// the Redis of HOOKD_TEST_REDIS_URL in a namespace of the test's own, deleted when it ends.
+func fleetQueue(t *testing.T, redisQueue bool) []string {
+	t.Helper()
+	if !redisQueue {
+		return nil
+	}
+	u := os.Getenv("HOOKD_TEST_REDIS_URL")
+	if u == "" {
+		t.Skip("HOOKD_TEST_REDIS_URL is unset: set it to a Redis URL (e.g. redis://127.0.0.1:6379/0) to run the fleet test on the Redis queue")
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	ns := "fleet_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		o, err := redis.ParseURL(u)
+		if err != nil {
+			return
+		}
+		c := redis.NewClient(o)
+		defer c.Close()
+		ctx := context.Background()
+		for _, pattern := range []string{"asynq:{" + ns + ":*", "hookd:{" + ns + "}:*"} {
+			iter := c.Scan(ctx, 0, pattern, 500).Iterator()
+			for iter.Next(ctx) {
+				c.Del(ctx, iter.Val())
+			}
+		}
+		for _, l := range []string{"first", "retry", "manual"} {
+			c.SRem(ctx, "asynq:queues", ns+":"+l)
+		}
+	})
+	return []string{"--queue", u, "--queue-namespace", ns}
+}
+
+// fleetCapEndpoint creates an application and an endpoint at url through the API process, and
+// sends n messages to it.
+func fleetCapEndpoint(t *testing.T, api *fleetProcess, url string, n int) {
+	t.Helper()
 	mustCall(t, http.StatusCreated, http.MethodPost, api.url+"/api/v1/app", testAdminToken, `{"name":"cap","uid":"cap"}`)
 	mustCall(t, http.StatusCreated, http.MethodPost, api.url+"/api/v1/app/cap/endpoint", testAdminToken,
-		fmt.Sprintf(`{"url":"%s/hang"}`, hang.URL))
-	for i := range 60 {
+		fmt.Sprintf(`{"url":"%s/hang"}`, url))
+	for i := range n {
 		mustCall(t, http.StatusAccepted, http.MethodPost, api.url+"/api/v1/app/cap/msg", testAdminToken,
 			fmt.Sprintf(`{"eventType":"cap.test","payload":{"seq":%d}}`, i))
 	}
-	// Let both processes fill their caps (the attempts hang for up to 5 s).
-	deadline := time.Now().Add(4 * time.Second)
-	for time.Now().Before(deadline) && most.Load() < 2*capPerProcess {
-		time.Sleep(10 * time.Millisecond)
+}
+
+// fleetCap is hookd.Config's default MaxInFlightPerEndpoint.
+const fleetCap = 8
+
+// TestFleetCapAcrossProcesses runs two and three worker processes on one PostgreSQL database,
+// on its own queue and on the Redis queue, delivering to an endpoint that takes 2 s to answer:
+// the requests in flight at the receiver reach the endpoint's cap of 8 and never pass it, over
+// several rounds of attempts (each process alone keeps a cap of 8: without the leases two
+// processes send 16).
+func TestFleetCapAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs up to four processes")
 	}
-	got := most.Load()
-	t.Logf("two worker processes, cap %d each: at most %d attempts in flight to the hanging endpoint", capPerProcess, got)
-	if got > 2*capPerProcess {
-		t.Errorf("%d attempts in flight to one endpoint, more than %d processes × cap %d", got, 2, capPerProcess)
+	for _, tc := range []struct {
+		name    string
+		workers int
+		redis   bool
+	}{{"two workers", 2, false}, {"three workers", 3, false}, {"two workers on redis", 2, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			queue := fleetQueue(t, tc.redis)
+			dbURL := freshDatabase(t)
+			bin := buildHookd(t)
+			recv := newCapReceiver(t, 2*time.Second)
+			common := append([]string{"--db", dbURL, "--token", testAdminToken, "--allow-subnets", "127.0.0.0/8", "--timeout", "5s"}, queue...)
+			api := startProcess(t, bin, append([]string{"--role", "api"}, common...)...)
+			for range tc.workers {
+				startProcess(t, bin, append([]string{"--role", "worker", "--workers", "20"}, common...)...)
+			}
+			fleetCapEndpoint(t, api, recv.srv.URL, 80)
+			// Three rounds of the cap's attempts at least (80 deliveries take 20 s at 8 at once).
+			deadline := time.Now().Add(15 * time.Second)
+			for time.Now().Before(deadline) && recv.requests.Load() < 4*fleetCap {
+				time.Sleep(10 * time.Millisecond)
+			}
+			got, n := recv.most.Load(), recv.requests.Load()
+			t.Logf("%d worker processes: at most %d requests in flight to the endpoint, %d requests", tc.workers, got, n)
+			if got != fleetCap || n < 4*fleetCap {
+				t.Errorf("%d worker processes: at most %d requests in flight to the endpoint (%d requests in all), want its cap %d over at least %d requests",
+					tc.workers, got, n, fleetCap, 4*fleetCap)
+			}
+		})
 	}
-	if got <= capPerProcess {
-		t.Logf("only one process had the endpoint's jobs at once this run")
+}
+
+// TestFleetSlotsOfAKilledWorker: a worker process that holds all of a hanging endpoint's slots
+// is killed with SIGKILL; another worker, refused until then, takes the slots once the killed
+// one's lease ends (--slot-lease 2s), and reaches the cap within the lease and a margin.
+func TestFleetSlotsOfAKilledWorker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs three processes")
+	}
+	t.Parallel()
+	dbURL := freshDatabase(t)
+	bin := buildHookd(t)
+	recv := newCapReceiver(t, time.Minute)
+	const lease = 2 * time.Second
+	common := []string{"--db", dbURL, "--token", testAdminToken, "--allow-subnets", "127.0.0.0/8", "--timeout", "30s", "--slot-lease", lease.String()}
+	api := startProcess(t, bin, append([]string{"--role", "api"}, common...)...)
+	// Few workers, so that the first process leaves most of the jobs to the second.
+	first := startProcess(t, bin, append([]string{"--role", "worker", "--workers", "10"}, common...)...)
+	fleetCapEndpoint(t, api, recv.srv.URL, 60)
+	waitFor := func(what string, within time.Duration, ok func() bool) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for !ok() {
+			if time.Since(start) > within {
+				t.Fatalf("%s: not within %s (%d requests in flight)", what, within, recv.now.Load())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return time.Since(start)
+	}
+	waitFor("the first worker fills the cap", 20*time.Second, func() bool { return recv.now.Load() == fleetCap })
+	startProcess(t, bin, append([]string{"--role", "worker", "--workers", "20"}, common...)...)
+	time.Sleep(1500 * time.Millisecond) // the second worker's jobs come and are refused
+	if got := recv.most.Load(); got != fleetCap {
+		t.Fatalf("%d requests in flight with the second worker started, want the cap %d", got, fleetCap)
+	}
+	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the killed worker's requests end", 5*time.Second, func() bool { return recv.now.Load() == 0 })
+	took := waitFor("the second worker takes the slots", lease+2*time.Second, func() bool { return recv.now.Load() == fleetCap })
+	t.Logf("the second worker had the cap's %d slots %s after the first was killed (lease %s)", fleetCap, took.Round(time.Millisecond), lease)
+	time.Sleep(500 * time.Millisecond)
+	if got := recv.most.Load(); got != fleetCap {
+		t.Errorf("%d requests in flight at most, want the cap %d", got, fleetCap)
 	}
 }

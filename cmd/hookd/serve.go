@@ -106,6 +106,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		JobTimeout:    jobTimeout,
 		Logger:        logger,
 		Workers:       cfg.workers,
+		SlotLease:     cfg.slotLease,
 		Delivery:      &delivery.Config{Timeout: cfg.timeout, AllowSubnets: cfg.allowSubnets},
 		RetrySchedule: cfg.retrySchedule,
 		MaxTimeout:    cfg.longestAttempt(),

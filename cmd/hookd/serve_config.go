@@ -25,6 +25,7 @@ const serveUsage = `serve [--listen ADDR] [--db sqlite:PATH|postgres://...] [--q
              [--queue-namespace NAME] [--sweep-after D] [--role all|api|worker]
              [--token TOKEN] [--allow-subnets CIDRS]
              [--retry-schedule WAITS] [--timeout D] [--max-timeout D] [--workers N]
+             [--slot-lease D]
              [--max-payload SIZE]
              [--retention DAYS|none]
              [--main-key KEY] [--signature-headers both|webhook|svix]
@@ -98,6 +99,7 @@ type serveConfig struct {
 	timeout        time.Duration
 	maxTimeout     time.Duration // the longest attempt timeout an endpoint or application may set
 	workers        map[hookd.Lane]int
+	slotLease      time.Duration // how long a process holds the endpoint slots it leases
 	maxPayload     int
 	retention      time.Duration // messages kept; 0: forever
 	logJSON        bool
@@ -169,6 +171,9 @@ func serveSettings() []*setting {
 		{name: "workers", envs: []string{"HOOKD_WORKERS"},
 			usage: fmt.Sprintf("`N` first attempts in flight, N/2 retries, N/10 manual (default: 50 per CPU, at most 400; here %d)", servedefaults.DefaultWorkers()),
 			parse: parseWorkers},
+		{name: "slot-lease", envs: []string{"HOOKD_SLOT_LEASE"}, def: "10s",
+			usage: "with PostgreSQL or --queue, how long (`DURATION`, at least 1s) a worker process holds the slots of an endpoint's cap it leases, renewed every third of it: the cap holds across processes, and a process that dies keeps its slots this long",
+			parse: parseSlotLease},
 		{name: "max-payload", envs: []string{"HOOKD_MAX_PAYLOAD"}, def: "1MiB",
 			usage: "the largest message payload (`SIZE`): bytes, or a number with KiB, MiB, KB or MB",
 			parse: parseMaxPayload},
@@ -429,6 +434,15 @@ func parseMaxTimeout(c *serveConfig, v string) error {
 		return errors.New("use a duration above zero, e.g. 30s or 2m")
 	}
 	c.maxTimeout = d
+	return nil
+}
+
+func parseSlotLease(c *serveConfig, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < hookd.MinSlotLease {
+		return fmt.Errorf("use a duration of at least %s, e.g. 10s", hookd.MinSlotLease)
+	}
+	c.slotLease = d
 	return nil
 }
 

@@ -276,6 +276,7 @@ func TestServeBadValues(t *testing.T) {
 	}{
 		{[]string{"--timeout", "x"}, `--timeout "x": use a duration above zero`},
 		{[]string{"--timeout", "-1s"}, `--timeout "-1s"`},
+		{[]string{"--slot-lease", "500ms"}, `--slot-lease "500ms": use a duration of at least 1s`},
 		{[]string{"--allow-subnets", "10.0.0.0/33"}, `--allow-subnets "10.0.0.0/33": not a CIDR, e.g. 127.0.0.0/8,10.0.0.0/8`},
 		{[]string{"--allow-subnets", "127.0.0.0/8,10.0.0.1"}, `--allow-subnets "127.0.0.0/8,10.0.0.1": not a CIDR`},
 		{[]string{"--retry-schedule", "5s,x"}, `--retry-schedule "5s,x": "x" is not a wait`},
@@ -343,7 +344,7 @@ func TestServeConfig(t *testing.T) {
 		workers:       map[hookd.Lane]int{hookd.LaneFirst: n, hookd.LaneRetry: n / 2, hookd.LaneManual: n / 10},
 		sweepAfter:    time.Minute,
 		maxEndpoints:  hookd.DefaultMaxEndpointsPerApp, messageRate: hookd.DefaultMessageRatePerApp,
-		retention: 90 * 24 * time.Hour,
+		retention: 90 * 24 * time.Hour, slotLease: 10 * time.Second,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -362,7 +363,7 @@ func TestServeConfig(t *testing.T) {
 		retrySchedule: []time.Duration{}, timeout: 3 * time.Second, maxTimeout: 30 * time.Second, maxPayload: 512 << 10, logJSON: true, logLevel: slog.LevelWarn,
 		workers:    map[hookd.Lane]int{hookd.LaneFirst: 1, hookd.LaneRetry: 1, hookd.LaneManual: 1},
 		sweepAfter: 2 * time.Second, maxEndpoints: hookd.DefaultMaxEndpointsPerApp, messageRate: hookd.DefaultMessageRatePerApp,
-		retention: 90 * 24 * time.Hour,
+		retention: 90 * 24 * time.Hour, slotLease: 10 * time.Second,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("from the environment:\n got %+v\nwant %+v", c, want)

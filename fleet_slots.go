@@ -1,0 +1,351 @@
+package hookd
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// SlotLeaser shares each endpoint's cap of attempts in flight among the processes that work one
+// installation's jobs. It is implemented by the PostgreSQL store and by the Redis queue; a Client
+// uses its queue's when the queue is one, else its store's, else none (one process keeps the cap
+// alone, as on SQLite).
+//
+// A process, the holder, takes slots of an endpoint in small batches and holds them for a lease;
+// the slots of all live holders never add up to more than the capacity asked for. A holder that
+// dies holds its slots until its lease ends; then they are anyone's.
+type SlotLeaser interface {
+	// AcquireSlots grants holder up to want slots of the endpoint beyond the held it counts as
+	// its own, so that the slots of every holder whose lease has not ended stay within capacity;
+	// it sets the holder's slots to held plus those granted, their lease ending lease from now
+	// on the leaser's clock, and returns how many it granted: zero when the others hold the rest.
+	AcquireSlots(ctx context.Context, holder, endpointID string, held, want, capacity int, lease time.Duration) (granted int, err error)
+	// RenewSlots sets the lease of holder's slots of each endpoint given to end lease from now,
+	// in one round trip, and returns the endpoints whose slots it renewed: those missing had
+	// expired (and may be another's now).
+	RenewSlots(ctx context.Context, holder string, endpointIDs []string, lease time.Duration) (renewed []string, err error)
+	// ReleaseSlots gives back all but keep of holder's slots of the endpoint.
+	ReleaseSlots(ctx context.Context, holder, endpointID string, keep int) error
+}
+
+// Slot lease defaults and bounds (Config.SlotLease).
+const (
+	DefaultSlotLease = 10 * time.Second
+	MinSlotLease     = time.Second
+)
+
+const (
+	// slotBatch is how many slots a worker asks for at a time: enough that a busy endpoint's
+	// process reaches the cap in a few round trips, few enough that the processes share it.
+	slotBatch = 2
+	// slotIdle is how long slots stay unused before they are given back, so that a process
+	// without work for an endpoint leaves its cap to the others.
+	slotIdle = 500 * time.Millisecond
+	// slotCallTimeout bounds one call of the leaser.
+	slotCallTimeout = 5 * time.Second
+)
+
+// fleetSlots is this process's part of the leased slots. How many of each endpoint it holds and
+// until when lives in the endpoint's state (endpointState.held, heldUntil), under the states'
+// mutex; fleetSlots makes the leaser's calls, outside it. Each call for an endpoint sets the
+// holder's count there to the one kept here, and one endpoint has one call in flight at a time
+// (endpointState.leasing), so the two counts agree whatever order the calls end in. A renewal
+// changes no count and goes at any time. A Client started makes a new holder id, so a restarted
+// process never counts the slots its previous run held.
+type fleetSlots struct {
+	leaser SlotLeaser
+	states *endpointStates
+	lease  time.Duration
+	logger *slog.Logger
+
+	mu     sync.Mutex
+	holder string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newFleetSlots(leaser SlotLeaser, states *endpointStates, lease time.Duration, logger *slog.Logger) *fleetSlots {
+	return &fleetSlots{leaser: leaser, states: states, lease: lease, logger: logger}
+}
+
+// newHolderID returns a random holder id.
+func newHolderID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "h_" + hex.EncodeToString(b)
+}
+
+func (f *fleetSlots) holderID() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.holder
+}
+
+// start takes a new holder id and starts the heartbeat: it renews every held lease each lease/3
+// and gives back the slots left idle.
+func (f *fleetSlots) start(ctx context.Context) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holder = newHolderID()
+	ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	f.done = done
+	go func() {
+		defer close(done)
+		f.heartbeat(ctx)
+	}()
+}
+
+// stop ends the heartbeat and gives back every slot this process holds. The workers have
+// stopped: no acquisition is in flight.
+func (f *fleetSlots) stop(ctx context.Context) {
+	f.mu.Lock()
+	cancel, done, holder := f.cancel, f.done, f.holder
+	f.cancel, f.done = nil, nil
+	f.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	<-done
+	for _, id := range f.states.dropSlots() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), slotCallTimeout)
+		err := f.leaser.ReleaseSlots(cctx, holder, id, 0)
+		cancel()
+		if err != nil {
+			f.logger.LogAttrs(ctx, slog.LevelWarn, "hookd could not give back an endpoint's slots; they are free when their lease ends",
+				slog.String("endpoint", id), slog.Duration("lease", f.lease), slog.String("error", err.Error()))
+		}
+	}
+}
+
+// acquire asks the leaser for want more slots of the endpoint, whose cap is capacity, beyond
+// the held this process counts, and tells the endpoint's state what came of it. The state
+// marked the endpoint leasing when it asked for the call.
+func (f *fleetSlots) acquire(ctx context.Context, id string, held, want, capacity int) {
+	sent := time.Now()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), slotCallTimeout)
+	granted, err := f.leaser.AcquireSlots(cctx, f.holderID(), id, held, want, capacity, f.lease)
+	cancel()
+	if err != nil {
+		f.logger.LogAttrs(ctx, slog.LevelWarn, "hookd could not lease slots of an endpoint; its jobs wait",
+			slog.String("endpoint", id), slog.String("error", err.Error()))
+	}
+	// The lease ends lease after the leaser's clock read it, which is after sent: counted from
+	// sent it ends here no later than there.
+	f.states.granted(id, held, granted, err == nil, sent.Add(f.lease), time.Now())
+}
+
+// heartbeat gives back idle slots every slotIdle (or lease/3 when shorter) and renews the held
+// leases every lease/3, until ctx ends.
+func (f *fleetSlots) heartbeat(ctx context.Context) {
+	tick := time.NewTicker(min(slotIdle, f.lease/3))
+	defer tick.Stop()
+	lastRenew := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		f.releaseIdle(ctx)
+		if time.Since(lastRenew) >= f.lease/3-time.Millisecond {
+			lastRenew = time.Now()
+			f.renew(ctx)
+		}
+	}
+}
+
+// releaseIdle gives back the slots not used since the last look (and sets again those whose
+// last release failed).
+func (f *fleetSlots) releaseIdle(ctx context.Context) {
+	holder := f.holderID()
+	for id, keep := range f.states.idleSlots(time.Now()) {
+		cctx, cancel := context.WithTimeout(ctx, slotCallTimeout)
+		err := f.leaser.ReleaseSlots(cctx, holder, id, keep)
+		cancel()
+		f.states.released(id, err == nil)
+	}
+}
+
+// renew renews the leases of every endpoint whose slots this process holds, in one call. An
+// endpoint the leaser did not renew is held no more; a failed call leaves the leases to run
+// out, and past its end here an endpoint's slots count as none (endpointState.leased).
+func (f *fleetSlots) renew(ctx context.Context) {
+	ids := f.states.heldEndpoints()
+	if len(ids) == 0 {
+		return
+	}
+	sent := time.Now()
+	cctx, cancel := context.WithTimeout(ctx, slotCallTimeout)
+	renewed, err := f.leaser.RenewSlots(cctx, f.holderID(), ids, f.lease)
+	cancel()
+	if err != nil {
+		f.logger.LogAttrs(ctx, slog.LevelWarn, "hookd could not renew its endpoint slots; past their lease it admits no attempt on them",
+			slog.Int("endpoints", len(ids)), slog.String("error", err.Error()))
+		return
+	}
+	f.states.renewed(ids, renewed, sent, sent.Add(f.lease))
+}
+
+// The endpoint states' side of the slots, under their mutex.
+
+// leased is the number of slots the process holds of the endpoint at real time now: none once
+// the lease has ended here.
+func (st *endpointState) leased(now time.Time) int {
+	if st.held <= 0 || !now.Before(st.heldUntil) {
+		return 0
+	}
+	return st.held
+}
+
+// wantSlots says whether an attempt refused by the endpoint's cap asks the leaser for more: the
+// process holds fewer than the cap and every held slot is busy, fewer than the cap are in
+// flight, no call for the endpoint is in flight, and the leaser did not refuse a moment ago. It marks the endpoint leasing and returns
+// what to ask for.
+func (st *endpointState) wantSlots(now time.Time) (held, want int, ok bool) {
+	if st.leasing || now.Before(st.refusedUntil) || st.capacity >= st.fleetCap {
+		return 0, 0, false
+	}
+	// Attempts still in flight on slots whose lease ended here count as held: the leaser then
+	// grants none on top of them.
+	held = max(st.leased(now), len(st.inFlight)+st.woken)
+	if held >= st.fleetCap {
+		return 0, 0, false
+	}
+	st.leasing = true
+	return held, min(slotBatch, st.fleetCap-held), true
+}
+
+// fleetWait is how long a job refused because the other processes hold the endpoint's slots
+// snoozes: about an attempt's length when one has ended here, else the time the others take to
+// give back idle slots; never past the attempt timeout.
+func (st *endpointState) fleetWait(now time.Time, timeout time.Duration) time.Duration {
+	if len(st.inFlight) > 0 {
+		return st.slotWait(now, timeout)
+	}
+	d := slotIdle
+	if st.avgDur > 0 {
+		d = max(st.avgDur, minSlotWait)
+	}
+	if timeout > 0 {
+		d = min(d, max(timeout, minSlotWait))
+	}
+	return d
+}
+
+// granted records the end of an acquisition asked for with held: granted more slots, the lease
+// of all of them ending at until. Refused (none granted, or the call failed), the endpoint's
+// jobs snooze for a moment without asking again.
+func (s *endpointStates) granted(id string, held, granted int, ok bool, until, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.state(id)
+	st.leasing = false
+	if !ok {
+		st.refusedUntil = now.Add(minSlotWait)
+		st.dirty = true // the leaser may have set the count: set it again at the next look
+		return
+	}
+	st.held, st.heldUntil, st.acquiredAt = held+granted, until, now
+	if granted <= 0 {
+		st.refusedUntil = now.Add(minSlotWait)
+	}
+	st.capacity = min(st.fleetCap, st.leased(now))
+	st.wakeFree()
+}
+
+// idleSlots takes back the slots each endpoint held but did not use since the last call (its
+// peak of attempts in flight) and forgets those whose lease ended. It returns the endpoints
+// whose count the leaser must be told, with the count to keep, and marks them leasing until
+// released says how the call went.
+func (s *endpointStates) idleSlots(now time.Time) map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for id, st := range s.m {
+		if (st.held <= 0 && !st.dirty) || st.leasing {
+			continue
+		}
+		busy := len(st.inFlight) + st.woken
+		switch {
+		case st.held > 0 && !now.Before(st.heldUntil):
+			st.held = 0 // expired: the leaser has dropped them, or soon does
+		case len(st.waiters) > 0 || now.Sub(st.acquiredAt) < slotIdle:
+		default:
+			if idle := st.held - max(st.peak, busy); idle > 0 {
+				st.held -= idle
+				st.dirty = true
+			}
+		}
+		if st.dirty {
+			out[id] = st.held
+			st.leasing = true
+		}
+		st.capacity = min(st.fleetCap, st.leased(now))
+		st.peak = busy
+	}
+	return out
+}
+
+// released records the end of a release call for the endpoint.
+func (s *endpointStates) released(id string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.state(id)
+	st.leasing = false
+	st.dirty = !ok
+}
+
+// heldEndpoints returns the endpoints whose slots the process holds.
+func (s *endpointStates) heldEndpoints() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, st := range s.m {
+		if st.held > 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// renewed extends to until the leases of the endpoints renewed by a call sent at sent, and
+// forgets the slots of those asked for and not renewed (their lease had ended at the leaser),
+// unless an acquisition since has set them anew.
+func (s *endpointStates) renewed(asked, renewed []string, sent, until time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ok := make(map[string]bool, len(renewed))
+	for _, id := range renewed {
+		ok[id] = true
+	}
+	for _, id := range asked {
+		st := s.m[id]
+		switch {
+		case st == nil || st.held <= 0 || st.acquiredAt.After(sent):
+		case ok[id]:
+			st.heldUntil = until
+		default:
+			st.held, st.capacity = 0, 0
+		}
+	}
+}
+
+// dropSlots forgets every slot the process holds and returns the endpoints the leaser counts
+// some of.
+func (s *endpointStates) dropSlots() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, st := range s.m {
+		if st.held > 0 || st.dirty {
+			ids = append(ids, id)
+		}
+		st.held, st.capacity, st.dirty = 0, 0, false
+	}
+	return ids
+}
