@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -102,6 +103,29 @@ func (t *txn) InsertDeliveries(ctx context.Context, ds []hookd.Delivery) error {
 		return fmt.Errorf("insert deliveries %s..%s: %w", ds[0].ID, ds[len(ds)-1].ID, classify(err))
 	}
 	return nil
+}
+
+// ParkDelivery clears a pending delivery's next attempt time while its endpoint is ordered. It
+// holds a share lock on the endpoint row until the transaction ends: an update that turns ordered
+// off waits for it and then finds the delivery parked, or commits first and is read here.
+func (t *txn) ParkDelivery(ctx context.Context, id, endpointID string, at time.Time) (bool, error) {
+	var ordered bool
+	err := t.c.queryRow(ctx, `SELECT ordered FROM hookd_endpoints WHERE id = $1 FOR SHARE`, endpointID).Scan(&ordered)
+	err = classify(err)
+	if errors.Is(err, hookd.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("park delivery %s: %w", id, err)
+	}
+	if !ordered {
+		return false, nil
+	}
+	if _, err := t.c.exec(ctx, `UPDATE hookd_deliveries SET next_attempt_at = NULL, updated_at = $1
+		WHERE id = $2 AND status = 'pending'`, at, id); err != nil {
+		return false, fmt.Errorf("park delivery %s: %w", id, classify(err))
+	}
+	return true, nil
 }
 
 // SetDeliveryStatus writes the delivery's status, next attempt time and last error, with

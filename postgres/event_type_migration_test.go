@@ -36,6 +36,7 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 		`ALTER TABLE hookd_attempts DROP COLUMN request_headers, DROP COLUMN response_headers`, // migration 10's
 		`ALTER TABLE hookd_endpoints DROP COLUMN retry_schedule, DROP COLUMN timeout_ms`,       // migration 11's
 		`ALTER TABLE hookd_applications DROP COLUMN retry_schedule, DROP COLUMN timeout_ms`,
+		`ALTER TABLE hookd_endpoints DROP COLUMN ordered`, // migration 13's
 		`DELETE FROM hookd_migrations WHERE version >= 5`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {

@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -57,6 +59,28 @@ func (t *txn) InsertDeliveries(ctx context.Context, ds []hookd.Delivery) error {
 		return fmt.Errorf("insert deliveries %s..%s: %w", ds[0].ID, ds[len(ds)-1].ID, classify(err))
 	}
 	return nil
+}
+
+// ParkDelivery clears a pending delivery's next attempt time while its endpoint is ordered. One
+// writer at a time holds the file, so the endpoint read in the transaction stays true until it
+// commits.
+func (t *txn) ParkDelivery(ctx context.Context, id, endpointID string, at time.Time) (bool, error) {
+	var ordered bool
+	err := t.q.QueryRowContext(ctx, `SELECT ordered FROM hookd_endpoints WHERE id = ?`, endpointID).Scan(&ordered)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("park delivery %s: %w", id, classify(err))
+	}
+	if !ordered {
+		return false, nil
+	}
+	if _, err := t.q.ExecContext(ctx, `UPDATE hookd_deliveries SET next_attempt_at = NULL, updated_at = ?
+		WHERE id = ? AND status = 'pending'`, micros(at), id); err != nil {
+		return false, fmt.Errorf("park delivery %s: %w", id, classify(err))
+	}
+	return true, nil
 }
 
 // SetDeliveryStatus writes the delivery's status, next attempt time and last error, with
