@@ -3,6 +3,7 @@ package hookd
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -13,13 +14,15 @@ import (
 //   - A scheduled job of another pending delivery parks it: the delivery stays pending with no job
 //     and no next attempt time (Store.ParkDelivery), and the job ends without an attempt.
 //   - Whatever ends a delivery of the endpoint (delivered, failed, cancelled) advances, in the same
-//     transaction: it queues a job for the new head. A job that repeats one already queued is
-//     harmless: the worker drops a job whose attempt does not follow the delivery's attempts.
+//     transaction: when the new head is parked, it gets its next attempt time back and a job.
+//     A head that is not parked has a job of its own: its first, or its retry.
+//   - Parking and advancing exclude each other (Store.LockFirstPending): a delivery is parked
+//     only while an earlier one is pending, and an advance that follows sees it parked.
 //   - At most one attempt to the endpoint is in flight in a process (Client.limits).
 //
 // Since parking and advancing are writes in the transactions that also write the delivery's
-// state, a crash anywhere leaves either the head's job or the record that queued the next head's
-// job: the order holds, and nothing is left behind, across processes and crashes.
+// state, a crash anywhere leaves either the head's job or the record that queued it: the order
+// holds, and nothing is left behind, across processes and crashes.
 
 // unparkPage is how many parked deliveries one statement reads when they are all queued again.
 const unparkPage = 250
@@ -51,43 +54,39 @@ func (c *Client) parkBehind(ctx context.Context, d *Delivery, ep *Endpoint) (boo
 		return true, err
 	}
 	if !parked {
-		// The endpoint is no longer ordered (or is gone): run the job again on a fresh read.
+		// The earlier deliveries ended meanwhile, or the endpoint is no longer ordered (or is
+		// gone): run the job again on fresh reads.
 		c.states.invalidate(ep.ID)
-		return true, Snooze(time.Millisecond, "endpoint no longer ordered")
+		return true, Snooze(time.Millisecond, "the endpoint's order changed")
 	}
 	return true, nil
 }
 
-// advance returns the job of the endpoint's head, to queue in tx: the next delivery in order, once
-// one has ended; not before wait from now. A parked head gets its next attempt time back. With no
-// pending delivery it returns none.
+// advance returns the job to queue in tx for the endpoint's head, once a delivery has ended: the
+// next delivery in order, when it is parked, given its next attempt time back and a job not
+// before wait from now. A head that is not parked has its own job; with no pending delivery there
+// is no head. Either way it returns nil.
 func (c *Client) advance(ctx context.Context, tx Tx, endpointID string, wait time.Duration) (*Job, error) {
-	head, err := tx.FirstPendingDelivery(ctx, endpointID)
+	head, err := tx.LockFirstPending(ctx, endpointID)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil
 	}
-	if err != nil {
+	if err != nil || head.NextAttemptAt != nil {
 		return nil, err
 	}
 	now := c.now()
-	// The queue runs on real time; Config.Now only stamps records.
-	job := &Job{DeliveryID: head.ID, Attempt: head.Attempts + 1, Trigger: TriggerScheduled, NotBefore: time.Now().Add(wait)}
-	switch {
-	case head.NextAttemptAt == nil:
-		if err := tx.SetDeliveryStatus(ctx, head.ID, DeliveryPending, &now, head.LastError, now); err != nil {
-			return nil, err
-		}
-	case head.NextAttemptAt.Sub(now) > wait:
-		job.NotBefore = time.Now().Add(head.NextAttemptAt.Sub(now)) // a retry keeps its time
+	if err := tx.SetDeliveryStatus(ctx, head.ID, DeliveryPending, &now, head.LastError, now); err != nil {
+		return nil, err
 	}
-	return job, nil
+	// The queue runs on real time; Config.Now only stamps records.
+	return &Job{DeliveryID: head.ID, Attempt: head.Attempts + 1, Trigger: TriggerScheduled, NotBefore: time.Now().Add(wait)}, nil
 }
 
 // advanceAll returns the jobs of the heads of endpointIDs (each once), as advance does.
 func (c *Client) advanceAll(ctx context.Context, tx Tx, endpointIDs []string, wait time.Duration) ([]Job, error) {
 	var jobs []Job
 	seen := make(map[string]bool, len(endpointIDs))
-	for _, id := range endpointIDs {
+	for _, id := range slices.Sorted(slices.Values(endpointIDs)) { // locks in one order in every process
 		if id == "" || seen[id] {
 			continue
 		}

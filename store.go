@@ -271,12 +271,16 @@ type Writer interface {
 	// SetDeliveryStatus ends or reschedules a delivery without an attempt (a cancel, a recover).
 	SetDeliveryStatus(ctx context.Context, id string, status DeliveryStatus, nextAttemptAt *time.Time, lastError string, at time.Time) error
 	// ParkDelivery clears the next attempt time of a pending delivery (UpdatedAt = at), so that it
-	// waits, with no job, behind an earlier delivery to its ordered endpoint; it reports whether
-	// it did. It parks nothing, and reports false, unless the delivery's endpoint exists and is
-	// ordered when it writes: an update that turns Ordered off either commits first (and nothing
-	// is parked) or finds the delivery parked (a store with concurrent writers locks the endpoint
-	// row to keep it so). A delivery that is not pending is left as it is, and reported true.
+	// waits, with no job, behind an earlier delivery to its ordered endpoint, and reports whether
+	// it did. It parks nothing, and reports false, unless, as it writes, the delivery is pending,
+	// its endpoint exists and is ordered, and an earlier delivery to the endpoint is pending. It waits for, and is waited for by,
+	// LockFirstPending of the endpoint and an update of the endpoint (a store with concurrent
+	// writers locks the endpoint row for it).
 	ParkDelivery(ctx context.Context, id, endpointID string, at time.Time) (bool, error)
+	// LockFirstPending is FirstPendingDelivery, read once every ParkDelivery of the endpoint in
+	// another transaction has ended, with new ones kept waiting until this transaction ends: a
+	// delivery parked concurrently is read parked, or is not parked at all.
+	LockFirstPending(ctx context.Context, endpointID string) (*Delivery, error)
 	// RecordAttempts writes attempts and, for each, its delivery's new state and its endpoint's
 	// health, in order.
 	RecordAttempts(ctx context.Context, recs []AttemptRecord) error

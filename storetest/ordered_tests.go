@@ -44,6 +44,16 @@ var orderedDeliveryTests = []test{
 			return err
 		})
 		equal(t, "head after the first failed, in the transaction", second.ID, got.ID)
+		f.write(func(tx hookd.Tx) error {
+			got, err = tx.LockFirstPending(f.ctx, ep.ID)
+			return err
+		})
+		equal(t, "head read by LockFirstPending", second, *got)
+		f.write(func(tx hookd.Tx) error {
+			_, err = tx.LockFirstPending(f.ctx, "ep_missing") // a deleted endpoint's: none
+			return nil
+		})
+		f.isErr(err, hookd.ErrNotFound)
 	}},
 	{"ParkAndListParked", func(t *testing.T, f *fixture) {
 		app := f.newApp()
@@ -52,7 +62,6 @@ var orderedDeliveryTests = []test{
 		a := f.newDelivery(f.newMessage(app.ID), ep.ID)
 		b := f.newDelivery(f.newMessage(app.ID), ep.ID)
 		c := f.newDelivery(f.newMessage(app.ID), ep.ID)
-		_ = head
 		park := func(d hookd.Delivery, endpointID string) bool {
 			var parked bool
 			f.write(func(tx hookd.Tx) error {
@@ -62,9 +71,12 @@ var orderedDeliveryTests = []test{
 			})
 			return parked
 		}
+		if park(head, ep.ID) {
+			t.Fatal("the head was parked: no earlier delivery is pending")
+		}
 		for _, d := range []hookd.Delivery{c, a, b} {
 			if !park(d, ep.ID) {
-				t.Fatalf("delivery %s not parked on an ordered endpoint", d.ID)
+				t.Fatalf("delivery %s not parked behind the head", d.ID)
 			}
 		}
 		parkedA := a
@@ -100,14 +112,21 @@ var orderedDeliveryTests = []test{
 		equal(t, "after one was queued and one cancelled", []string{a.ID}, ids(got))
 
 		// Parking leaves an ended delivery as it is.
-		if !park(c, ep.ID) {
-			t.Fatal("parking an ended delivery reported false; want true (nothing to park)")
+		if park(c, ep.ID) {
+			t.Fatal("an ended delivery was reported parked")
 		}
 		if d := f.getDelivery(c.ID); d.Status != hookd.DeliveryCancelled || d.NextAttemptAt != nil {
 			t.Fatalf("ended delivery after a park: %+v", d)
 		}
 
-		// On an endpoint that is not ordered, or is gone, nothing is parked.
+		// Once the head ended, the next is not parked; on an endpoint that is not ordered, or is
+		// gone, nothing is.
+		f.write(func(tx hookd.Tx) error {
+			return tx.SetDeliveryStatus(f.ctx, head.ID, hookd.DeliveryDelivered, nil, "", at(60))
+		})
+		if park(a, ep.ID) {
+			t.Fatal("parked the first pending delivery")
+		}
 		ep.Ordered = false
 		f.write(func(tx hookd.Tx) error { return tx.UpdateEndpoint(f.ctx, &ep) })
 		if park(b, ep.ID) {
