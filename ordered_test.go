@@ -456,3 +456,36 @@ func TestOrderedTurnedOffDeliversParked(t *testing.T) {
 		}
 	})
 }
+
+// TestOrderedRecoverTakesItsPlace: a failed delivery of an ordered endpoint that is recovered is
+// pending again and goes once it is the head, with one more scheduled attempt.
+func TestOrderedRecoverTakesItsPlace(t *testing.T) {
+	t.Parallel()
+	eachOrderedBackend(t, func(t *testing.T, rig *orderRig) {
+		recv := newSeqRecv(t, func(seq, k int) int {
+			if seq == 0 && k == 1 {
+				return http.StatusInternalServerError
+			}
+			return http.StatusOK
+		})
+		ep := recv.endpoint(t, rig, hookd.EndpointIn{Ordered: true, RetrySchedule: []time.Duration{}}) // no retries
+		rig.sendSeq(t, 0, 3)
+		if got := rig.waitSettled(t, ep.ID); got[hookd.DeliveryFailed] != 1 || got[hookd.DeliveryDelivered] != 2 {
+			t.Fatalf("deliveries %v, want 1 failed and 2 delivered", got)
+		}
+		n, err := rig.client.Recover(rig.ctx, rig.app.ID, ep.ID, time.Now().Add(-time.Hour))
+		if err != nil || n != 1 {
+			t.Fatalf("Recover: %d, %v; want 1 queued", n, err)
+		}
+		if got := rig.waitSettled(t, ep.ID); got[hookd.DeliveryDelivered] != 3 {
+			t.Fatalf("after the recovery: %v, want 3 delivered", got)
+		}
+		head, err := rig.store.ListDeliveries(rig.ctx, hookd.DeliveryFilter{AppID: rig.app.ID, EndpointID: ep.ID, ListOptions: hookd.ListOptions{Limit: 1}})
+		if err != nil || len(head.Data) != 1 || head.Data[0].Attempts != 2 {
+			t.Fatalf("the recovered delivery: %+v, %v; want 2 scheduled attempts", head.Data, err)
+		}
+		if _, arrivals, _ := recv.snapshot(); !slices.Equal(arrivals, []int{0, 1, 2, 0}) {
+			t.Fatalf("arrivals %v, want [0 1 2 0]", arrivals)
+		}
+	})
+}
