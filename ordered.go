@@ -28,8 +28,8 @@ import (
 const unparkPage = 250
 
 // parkBehind parks d when an earlier delivery to its ordered endpoint ep is pending. It reports
-// whether the job ends here (parked, or snoozed because ep is no longer ordered), with the error
-// the job ends with.
+// whether the job ends here (d parked, or the job snoozed because the store refused the park),
+// with the error the job ends with.
 func (c *Client) parkBehind(ctx context.Context, d *Delivery, ep *Endpoint) (bool, error) {
 	head, err := c.store.FirstPendingDelivery(ctx, ep.ID)
 	if errors.Is(err, ErrNotFound) {
