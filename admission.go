@@ -84,6 +84,9 @@ func (c *Client) limits(ep *Endpoint) isolation {
 	if ep.MaxInFlight > 0 {
 		lim.maxInFlight = ep.MaxInFlight
 	}
+	if ep.Ordered {
+		lim.maxInFlight = 1 // one at a time, in order (ordered.go)
+	}
 	lim.fleet = c.slots != nil && lim.maxInFlight >= 0
 	return lim
 }

@@ -29,13 +29,14 @@ type recItem struct {
 	errc    chan error
 }
 
-// attemptWrite is what one attempt writes: its record, the next job, operational events, and the
-// endpoint to disable.
+// attemptWrite is what one attempt writes: its record, the next job, operational events, the
+// endpoint to disable, and the ordered endpoint whose next delivery goes now (advance).
 type attemptWrite struct {
 	rec     AttemptRecord
 	next    *Job
 	ops     []OperationalEvent
 	disable *endpointDisable
+	advance string
 }
 
 type endpointDisable struct {
@@ -147,15 +148,38 @@ func (c *Client) writeAttempts(ctx context.Context, tx Tx, ws []*attemptWrite) e
 	recs := make([]AttemptRecord, len(ws))
 	var ops []OperationalEvent
 	var jobs []Job
+	var advance []string
 	for i, w := range ws {
 		recs[i] = w.rec
 		ops = append(ops, w.ops...)
 		if w.next != nil {
 			jobs = append(jobs, *w.next)
 		}
+		if w.advance != "" && w.disable == nil {
+			advance = append(advance, w.advance)
+		}
 	}
 	if err := tx.RecordAttempts(ctx, recs); err != nil {
 		return err
+	}
+	if len(advance) > 0 {
+		heads, err := c.advanceAll(ctx, tx, advance, 0)
+		if err != nil {
+			return err
+		}
+		jobs = append(jobs, heads...)
+	}
+	for _, w := range ws {
+		if w.advance != "" && w.disable != nil {
+			// The endpoint is disabled in this write: the next delivery's job waits out the
+			// endpoint cache of every process, so that it finds the endpoint disabled and is
+			// cancelled (and so on down the line) rather than sent.
+			heads, err := c.advanceAll(ctx, tx, []string{w.advance}, endpointTTL+100*time.Millisecond)
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, heads...)
+		}
 	}
 	for _, w := range ws {
 		if d := w.disable; d != nil {

@@ -37,18 +37,23 @@ func (c *Client) workJob(ctx context.Context, job Job) error {
 	}
 	if m.Payload == nil {
 		// Expired or expunged: there is nothing to send (Svix's worker skips it too).
-		return c.cancelDelivery(ctx, d, "payload expired", manual)
+		return c.cancelDelivery(ctx, d, "payload expired", manual, c.orderedID(ctx, d))
 	}
 	now := c.now()
 	ep, keys, err := c.endpoint(ctx, d.EndpointID, now)
 	if errors.Is(err, ErrNotFound) {
-		return c.cancelDelivery(ctx, d, "endpoint deleted", manual)
+		return c.cancelDelivery(ctx, d, "endpoint deleted", manual, d.EndpointID)
 	}
 	if err != nil {
 		return err
 	}
 	if ep.Disabled {
-		return c.cancelDelivery(ctx, d, "endpoint disabled", manual)
+		return c.cancelDelivery(ctx, d, "endpoint disabled", manual, orderedIDOf(ep))
+	}
+	if !manual && ep.Ordered {
+		if done, err := c.parkBehind(ctx, d, ep); done {
+			return err
+		}
 	}
 
 	adm, now := c.admit(ctx, ep, now, manual)
@@ -62,7 +67,7 @@ func (c *Client) workJob(ctx context.Context, job Job) error {
 	req, err := c.buildRequest(ep, keys, m, now)
 	if err != nil {
 		c.states.abandon(ep.ID, now, adm.probe)
-		return c.cancelDelivery(ctx, d, err.Error(), manual)
+		return c.cancelDelivery(ctx, d, err.Error(), manual, orderedIDOf(ep))
 	}
 	res := c.http.Post(ctx, req)
 	if ctx.Err() != nil && res.Err != nil {
@@ -112,15 +117,26 @@ func (c *Client) endpoint(ctx context.Context, id string, now time.Time) (*Endpo
 	return ep, keys, nil
 }
 
-// cancelDelivery ends a delivery that can't be attempted. A manual attempt leaves the delivery
-// as it is.
-func (c *Client) cancelDelivery(ctx context.Context, d *Delivery, reason string, manual bool) error {
+// cancelDelivery ends a delivery that can't be attempted and, when ordered names its endpoint
+// (an ordered one), queues the endpoint's next delivery in the same transaction. A manual attempt
+// leaves the delivery as it is.
+func (c *Client) cancelDelivery(ctx context.Context, d *Delivery, reason string, manual bool, ordered string) error {
 	if manual {
 		return nil
 	}
 	now := c.now()
 	return c.rec.do(ctx, func(ctx context.Context, tx Tx) error {
-		return tx.SetDeliveryStatus(ctx, d.ID, DeliveryCancelled, nil, reason, now)
+		if err := tx.SetDeliveryStatus(ctx, d.ID, DeliveryCancelled, nil, reason, now); err != nil {
+			return err
+		}
+		if ordered == "" {
+			return nil
+		}
+		next, err := c.advance(ctx, tx, ordered, 0)
+		if err != nil || next == nil {
+			return err
+		}
+		return c.queue.EnqueueTx(ctx, tx, []Job{*next})
 	})
 }
 
@@ -202,6 +218,9 @@ func (c *Client) recordAttempt(ctx context.Context, t madeAttempt) error {
 	}
 
 	w := &attemptWrite{rec: rec, next: next, ops: ops}
+	if ep.Ordered && d.Status == DeliveryPending && rec.Status != DeliveryPending {
+		w.advance = ep.ID // the next delivery in order goes once this one ends
+	}
 	if disable != "" {
 		w.disable = &endpointDisable{id: ep.ID, reason: disable, at: now}
 	}

@@ -42,7 +42,11 @@ type Endpoint struct {
 	// AttemptTimeout is the endpoint's own time for one attempt, at most Config.MaxTimeout. Zero:
 	// its application's, else the delivery timeout.
 	AttemptTimeout time.Duration
-	Metadata       map[string]string
+	// Ordered makes the endpoint's deliveries go one at a time in message order: a delivery is
+	// attempted only once every earlier one to the endpoint is delivered, failed or cancelled
+	// (ordered.go). Manual attempts are not held back. Default false.
+	Ordered  bool
+	Metadata map[string]string
 
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -100,8 +104,10 @@ type EndpointIn struct {
 	// same names); nil and 0 inherit. Bounded as Client.CheckRetryPolicy says.
 	RetrySchedule  []time.Duration
 	AttemptTimeout time.Duration
-	Disabled       bool
-	Metadata       map[string]string
+	// Ordered is Endpoint.Ordered: deliveries one at a time in message order. Default false.
+	Ordered  bool
+	Disabled bool
+	Metadata map[string]string
 	// Secret is the signing secret (whsec_ or whsk_). Empty: a new whsec_ secret. Create only.
 	Secret string
 }
@@ -167,6 +173,7 @@ func (in *EndpointIn) apply(ep *Endpoint) {
 	ep.RateLimit, ep.MaxInFlight = in.RateLimit, in.MaxInFlight
 	ep.Headers, ep.Metadata = maps.Clone(in.Headers), maps.Clone(in.Metadata)
 	ep.RetrySchedule, ep.AttemptTimeout = cloneSchedule(in.RetrySchedule), in.AttemptTimeout
+	ep.Ordered = in.Ordered
 	ep.Scheme = in.Scheme
 	if ep.Scheme == "" {
 		ep.Scheme = SchemeStandard
@@ -261,6 +268,7 @@ func (c *Client) EditEndpoint(ctx context.Context, app, endpoint string, edit fu
 			RateLimit: ep.RateLimit, MaxInFlight: ep.MaxInFlight, Headers: maps.Clone(ep.Headers),
 			Scheme: ep.Scheme, Disabled: ep.Disabled, Metadata: maps.Clone(ep.Metadata),
 			RetrySchedule: cloneSchedule(ep.RetrySchedule), AttemptTimeout: ep.AttemptTimeout,
+			Ordered: ep.Ordered,
 		}
 		if err := edit(in); err != nil {
 			return err
@@ -275,11 +283,17 @@ func (c *Client) EditEndpoint(ctx context.Context, app, endpoint string, edit fu
 		if err := c.checkSchemeChange(ctx, tx, ep, in.Scheme); err != nil {
 			return err
 		}
+		wasOrdered := ep.Ordered
 		in.apply(ep)
 		now := c.now()
 		ep.UpdatedAt = now
 		if err := tx.UpdateEndpoint(ctx, c.box.sealedEndpoint(ep)); err != nil {
 			return err
+		}
+		if wasOrdered && !ep.Ordered {
+			if err := c.unparkAll(ctx, tx, ep.ID, now); err != nil {
+				return err
+			}
 		}
 		ops := []OperationalEvent{c.endpointOp(OpEndpointUpdated, ep, "")}
 		if in.Disabled != ep.Disabled {

@@ -59,8 +59,8 @@ func (c *Client) recoverTarget(ctx context.Context, app, endpoint string) (*Endp
 	return ep, nil
 }
 
-// recoverPages queues a manual attempt of each failed delivery to ep created in [since, until),
-// in id order, a page a transaction, at most MaxRecover of them, and returns how many it queued.
+// recoverPages queues a manual attempt of each failed delivery to ep created in [since, until)
+// (on an ordered endpoint, makes it pending again with one more scheduled attempt), in id order, a page a transaction, at most MaxRecover of them, and returns how many it queued.
 func (c *Client) recoverPages(ctx context.Context, ep *Endpoint, since time.Time, until *time.Time) (int, error) {
 	f := DeliveryFilter{AppID: ep.AppID, EndpointID: ep.ID, Status: DeliveryFailed, After: &since, Before: until}
 	n := 0
@@ -72,7 +72,16 @@ func (c *Client) recoverPages(ctx context.Context, ep *Endpoint, since time.Time
 				return err
 			}
 			jobs := make([]Job, 0, len(page.Data))
+			now := c.now()
 			for _, d := range page.Data {
+				if ep.Ordered {
+					// Pending again, it takes its place by id: attempted once it is the head.
+					if err := tx.SetDeliveryStatus(ctx, d.ID, DeliveryPending, &now, d.LastError, now); err != nil {
+						return err
+					}
+					jobs = append(jobs, Job{DeliveryID: d.ID, Attempt: d.Attempts + 1, Trigger: TriggerScheduled})
+					continue
+				}
 				jobs = append(jobs, Job{DeliveryID: d.ID, Attempt: d.Attempts + 1, Trigger: TriggerManual})
 			}
 			if len(jobs) > 0 {

@@ -222,6 +222,12 @@ type Reader interface {
 	// (NextAttemptAt, or CreatedAt when it is nil), with ids greater than afterID (empty: from the
 	// first), in id order, at most limit. A queue outside the database sweeps them (Sweeper).
 	DueDeliveries(ctx context.Context, before time.Time, afterID string, limit int) ([]Delivery, error)
+	// FirstPendingDelivery returns the endpoint's pending delivery with the lowest id: an ordered
+	// endpoint's head (ordered.go). None is ErrNotFound.
+	FirstPendingDelivery(ctx context.Context, endpointID string) (*Delivery, error)
+	// ParkedDeliveries returns the endpoint's parked deliveries (pending with NextAttemptAt nil)
+	// with ids greater than afterID (empty: from the first), in id order, at most limit.
+	ParkedDeliveries(ctx context.Context, endpointID, afterID string, limit int) ([]Delivery, error)
 }
 
 // Writer writes, inside a Tx.
@@ -264,6 +270,17 @@ type Writer interface {
 	InsertDeliveries(ctx context.Context, ds []Delivery) error
 	// SetDeliveryStatus ends or reschedules a delivery without an attempt (a cancel, a recover).
 	SetDeliveryStatus(ctx context.Context, id string, status DeliveryStatus, nextAttemptAt *time.Time, lastError string, at time.Time) error
+	// ParkDelivery clears the next attempt time of a pending delivery (UpdatedAt = at), so that it
+	// waits, with no job, behind an earlier delivery to its ordered endpoint, and reports whether
+	// it did. It parks nothing, and reports false, unless, as it writes, the delivery is pending,
+	// its endpoint exists and is ordered, and an earlier delivery to the endpoint is pending. It waits for, and is waited for by,
+	// LockFirstPending of the endpoint and an update of the endpoint (a store with concurrent
+	// writers locks the endpoint row for it).
+	ParkDelivery(ctx context.Context, id, endpointID string, at time.Time) (bool, error)
+	// LockFirstPending is FirstPendingDelivery, read once every ParkDelivery of the endpoint in
+	// another transaction has ended, with new ones kept waiting until this transaction ends: a
+	// delivery parked concurrently is read parked, or is not parked at all.
+	LockFirstPending(ctx context.Context, endpointID string) (*Delivery, error)
 	// RecordAttempts writes attempts and, for each, its delivery's new state and its endpoint's
 	// health, in order.
 	RecordAttempts(ctx context.Context, recs []AttemptRecord) error

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -102,6 +103,43 @@ func (t *txn) InsertDeliveries(ctx context.Context, ds []hookd.Delivery) error {
 		return fmt.Errorf("insert deliveries %s..%s: %w", ds[0].ID, ds[len(ds)-1].ID, classify(err))
 	}
 	return nil
+}
+
+// ParkDelivery clears a pending delivery's next attempt time while its endpoint is ordered and an
+// earlier delivery to it is pending. It holds a share lock on the endpoint row until the
+// transaction ends, and reads after taking it: an update of the endpoint (Ordered turned off) and
+// LockFirstPending, which lock the row too, either end first and are read here, or wait and then
+// find the delivery parked.
+func (t *txn) ParkDelivery(ctx context.Context, id, endpointID string, at time.Time) (bool, error) {
+	var ordered bool
+	err := classify(t.c.queryRow(ctx, `SELECT ordered FROM hookd_endpoints WHERE id = $1 FOR SHARE`, endpointID).Scan(&ordered))
+	if errors.Is(err, hookd.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("park delivery %s: %w", id, err)
+	}
+	if !ordered {
+		return false, nil
+	}
+	n, err := t.c.exec(ctx, `UPDATE hookd_deliveries SET next_attempt_at = NULL, updated_at = $1
+		WHERE id = $2 AND status = 'pending' AND EXISTS (SELECT 1 FROM hookd_deliveries e
+			WHERE e.endpoint_id = $3 AND e.status = 'pending' AND e.id < $2)`, at, id, endpointID)
+	if err != nil {
+		return false, fmt.Errorf("park delivery %s: %w", id, classify(err))
+	}
+	return n > 0, nil
+}
+
+// LockFirstPending takes the endpoint row's lock (FOR NO KEY UPDATE, which a ParkDelivery's share
+// lock waits for and which waits for it), then reads the first pending delivery.
+func (t *txn) LockFirstPending(ctx context.Context, endpointID string) (*hookd.Delivery, error) {
+	var one int
+	err := classify(t.c.queryRow(ctx, `SELECT 1 FROM hookd_endpoints WHERE id = $1 FOR NO KEY UPDATE`, endpointID).Scan(&one))
+	if err != nil && !errors.Is(err, hookd.ErrNotFound) { // a deleted endpoint's deliveries still advance
+		return nil, fmt.Errorf("lock endpoint %s: %w", endpointID, err)
+	}
+	return t.FirstPendingDelivery(ctx, endpointID)
 }
 
 // SetDeliveryStatus writes the delivery's status, next attempt time and last error, with

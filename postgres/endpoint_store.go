@@ -13,7 +13,7 @@ import (
 const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.event_types::text, e.channels::text,
 	e.disabled, e.disabled_reason, e.disabled_at, e.rate_limit, e.max_in_flight, e.headers::text, e.scheme,
 	e.metadata::text, e.created_at, e.updated_at, e.last_attempt_at, e.last_status, e.last_error,
-	e.last_success_at, e.failing_since, e.consecutive_failures, e.retry_schedule, e.timeout_ms`
+	e.last_success_at, e.failing_since, e.consecutive_failures, e.retry_schedule, e.timeout_ms, e.ordered`
 
 // GetEndpointByID finds an endpoint by id alone.
 func (q *queries) GetEndpointByID(ctx context.Context, id string) (*hookd.Endpoint, error) {
@@ -31,15 +31,15 @@ func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.
 	_, err = t.c.exec(ctx, `INSERT INTO hookd_endpoints (id, app_id, uid, url, description, version,
 		event_types, channels, disabled, disabled_reason, disabled_at, rate_limit, max_in_flight, headers,
 		scheme, metadata, created_at, updated_at, last_attempt_at, last_status, last_error, last_success_at,
-		failing_since, consecutive_failures, retry_schedule, timeout_ms)
+		failing_since, consecutive_failures, retry_schedule, timeout_ms, ordered)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-			$21, $22, $23, $24, $25, $26)`,
+			$21, $22, $23, $24, $25, $26, $27)`,
 		ep.ID, ep.AppID, sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version,
 		c.EventTypes, c.Channels, ep.Disabled, ep.DisabledReason, nullTime(ep.DisabledAt),
 		ep.RateLimit, ep.MaxInFlight, c.Headers, string(ep.Scheme), c.Metadata,
 		ep.CreatedAt, ep.UpdatedAt, nullTime(ep.LastAttemptAt), ep.LastStatus,
 		ep.LastError, nullTime(ep.LastSuccessAt), nullTime(ep.FailingSince), ep.ConsecutiveFailures,
-		sqlcodec.EncodeSchedule(ep.RetrySchedule), sqlcodec.EncodeTimeout(ep.AttemptTimeout))
+		sqlcodec.EncodeSchedule(ep.RetrySchedule), sqlcodec.EncodeTimeout(ep.AttemptTimeout), ep.Ordered)
 	if err != nil {
 		return fmt.Errorf("insert endpoint %s: %w", ep.ID, classify(err))
 	}
@@ -84,10 +84,10 @@ func (t *txn) UpdateEndpoint(ctx context.Context, ep *hookd.Endpoint) error {
 	}
 	err = mustAffect(t.c.exec(ctx, `UPDATE hookd_endpoints SET uid = $1, url = $2, description = $3,
 		version = $4, event_types = $5, channels = $6, rate_limit = $7, max_in_flight = $8, headers = $9,
-		scheme = $10, metadata = $11, updated_at = $12, retry_schedule = $13, timeout_ms = $14 WHERE id = $15`,
+		scheme = $10, metadata = $11, updated_at = $12, retry_schedule = $13, timeout_ms = $14, ordered = $15 WHERE id = $16`,
 		sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version, c.EventTypes, c.Channels, ep.RateLimit,
 		ep.MaxInFlight, c.Headers, string(ep.Scheme), c.Metadata, ep.UpdatedAt,
-		sqlcodec.EncodeSchedule(ep.RetrySchedule), sqlcodec.EncodeTimeout(ep.AttemptTimeout), ep.ID))
+		sqlcodec.EncodeSchedule(ep.RetrySchedule), sqlcodec.EncodeTimeout(ep.AttemptTimeout), ep.Ordered, ep.ID))
 	if err != nil {
 		return fmt.Errorf("update endpoint %s: %w", ep.ID, err)
 	}

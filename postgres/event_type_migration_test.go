@@ -38,6 +38,7 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 		`ALTER TABLE hookd_applications DROP COLUMN retry_schedule, DROP COLUMN timeout_ms`,
 		`DROP FUNCTION hookd_acquire_slots`, // migration 12's
 		`DROP TABLE hookd_endpoint_slots`,
+		`ALTER TABLE hookd_endpoints DROP COLUMN ordered`, // migration 13's
 		`DELETE FROM hookd_migrations WHERE version >= 5`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {

@@ -347,3 +347,31 @@ func TestSweeperLogsWhatItEnqueued(t *testing.T) {
 		t.Errorf("sweep lines at Info = %q, want one at INFO with %s", sweeps, want)
 	}
 }
+
+// TestSweepLeavesParkedDeliveriesWaiting: a parked delivery (pending, no next attempt time,
+// behind an earlier one to its ordered endpoint) is not enqueued while an earlier delivery is
+// pending, so a sweep costs no job for the deliveries that wait; one that has become its
+// endpoint's head, its advance's enqueue lost, is enqueued.
+func TestSweepLeavesParkedDeliveriesWaiting(t *testing.T) {
+	t.Parallel()
+	b := setupSweep(t, redisURL(t), nil)
+	created := time.Now().Add(-3 * time.Minute)
+	heads := b.writeDeliveries(t, created, 0, &created, nil)
+	next := b.writeDeliveries(t, created.Add(time.Millisecond), 0, nil, nil)
+	b.writeDeliveries(t, created.Add(2*time.Millisecond), 0, nil, nil)
+
+	b.sweep(t, "sweep with two parked deliveries behind each head", len(heads))
+	err := b.store.InTx(b.ctx, func(tx hookd.Tx) error {
+		for _, d := range heads {
+			if err := tx.SetDeliveryStatus(b.ctx, d.ID, hookd.DeliveryDelivered, nil, "", time.Now()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.sweep(t, "sweep once the heads were delivered: the next ones are heads, parked", len(next))
+	b.sweep(t, "sweep again, their jobs waiting", 0)
+}

@@ -203,7 +203,7 @@ func TestEndpointGenerations(t *testing.T) {
 	b := setup(t, nil)
 	epTestApp(t, b, "gen")
 	epEventTypes(t, b, "a.b", "c.d")
-	current := []string{"channels", "createdAt", "description", "disabled", "eventTypes", "filterTypes", "id", "metadata", "rateLimit", "retrySchedule", "scheme", "throttleRate", "timeoutSeconds", "uid", "updatedAt", "url", "version"}
+	current := []string{"channels", "createdAt", "description", "disabled", "eventTypes", "filterTypes", "id", "metadata", "ordered", "rateLimit", "retrySchedule", "scheme", "throttleRate", "timeoutSeconds", "uid", "updatedAt", "url", "version"}
 	v144 := []string{"channels", "createdAt", "description", "disabled", "filterTypes", "id", "metadata", "rateLimit", "uid", "updatedAt", "url", "version"}
 
 	out := epReadJSON(t, b.do(t, "POST", "/api/v1/app/gen/endpoint",

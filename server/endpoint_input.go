@@ -92,6 +92,7 @@ type endpointFields struct {
 	scheme                        epField[string]    // hookd's own: how deliveries are signed
 	retrySchedule                 epField[[]float64] // hookd's own (retry_policy.go)
 	timeoutSeconds                epField[float64]
+	ordered                       epField[bool] // hookd's own: deliveries one at a time, in order
 }
 
 // endpointRateField reads the rate, given as throttleRate, rateLimit or both: the SDKs 1.99 send
@@ -141,6 +142,7 @@ func readEndpointFields(b endpointBody, minRate int) (*endpointFields, error) {
 		return
 	})
 	read(func() (e error) { f.scheme, e = bodyField[string](b, "a string", "scheme"); return })
+	read(func() (e error) { f.ordered, e = bodyField[bool](b, "true or false", "ordered"); return })
 	read(func() (e error) {
 		f.retrySchedule, e = bodyField[[]float64](b, "a list of seconds, or null", "retrySchedule")
 		return
@@ -297,6 +299,9 @@ func (f *endpointFields) applyTo(in *hookd.EndpointIn, replace bool) {
 		in.Scheme = hookd.SignatureScheme(f.scheme.v)
 	}
 	_ = f.policy().applyTo(&in.RetrySchedule, &in.AttemptTimeout) // checked by readEndpointFields
+	if f.ordered.set {                                            // absent, it stays on PUT too; null turns it off
+		in.Ordered = f.ordered.v && !f.ordered.null
+	}
 }
 
 // policy is the retry policy the body gives (its parts absent, null or a value).

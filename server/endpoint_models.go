@@ -60,6 +60,8 @@ type endpointOutCurrent struct {
 	// null when it inherits its application's (retry_policy.go).
 	RetrySchedule  []float64 `json:"retrySchedule"`
 	TimeoutSeconds *float64  `json:"timeoutSeconds"`
+	// Ordered is hookd's own: the endpoint's deliveries go one at a time in message order.
+	Ordered bool `json:"ordered"`
 }
 
 // endpointCommonOf returns the fields every endpoint output carries.
@@ -90,6 +92,7 @@ func endpointOut(gen generation, ep *hookd.Endpoint) any {
 		endpointOutCommon: endpointCommonOf(ep), ID: ep.ID, Metadata: meta,
 		Scheme:        cmp.Or(string(ep.Scheme), string(hookd.SchemeStandard)),
 		RetrySchedule: scheduleOut(ep.RetrySchedule), TimeoutSeconds: timeoutOut(ep.AttemptTimeout),
+		Ordered: ep.Ordered,
 	}
 }
 

@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -57,6 +59,38 @@ func (t *txn) InsertDeliveries(ctx context.Context, ds []hookd.Delivery) error {
 		return fmt.Errorf("insert deliveries %s..%s: %w", ds[0].ID, ds[len(ds)-1].ID, classify(err))
 	}
 	return nil
+}
+
+// ParkDelivery clears a pending delivery's next attempt time while its endpoint is ordered and an
+// earlier delivery to it is pending. One writer at a time holds the file (transactions begin
+// immediate), so what it reads stays true until it commits.
+func (t *txn) ParkDelivery(ctx context.Context, id, endpointID string, at time.Time) (bool, error) {
+	var ordered, behind bool
+	err := t.q.QueryRowContext(ctx, `SELECT e.ordered, EXISTS (SELECT 1 FROM hookd_deliveries d
+		WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.id < ?) FROM hookd_endpoints e WHERE e.id = ?`,
+		id, endpointID).Scan(&ordered, &behind)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("park delivery %s: %w", id, classify(err))
+	}
+	if !ordered || !behind {
+		return false, nil
+	}
+	res, err := t.q.ExecContext(ctx, `UPDATE hookd_deliveries SET next_attempt_at = NULL, updated_at = ?
+		WHERE id = ? AND status = 'pending'`, micros(at), id)
+	if err != nil {
+		return false, fmt.Errorf("park delivery %s: %w", id, classify(err))
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// LockFirstPending reads the endpoint's first pending delivery: the transaction holds the one
+// write lock already.
+func (t *txn) LockFirstPending(ctx context.Context, endpointID string) (*hookd.Delivery, error) {
+	return t.FirstPendingDelivery(ctx, endpointID)
 }
 
 // SetDeliveryStatus writes the delivery's status, next attempt time and last error, with

@@ -13,7 +13,7 @@ import (
 const endpointCols = `e.id, e.app_id, e.uid, e.url, e.description, e.version, e.event_types, e.channels,
 	e.disabled, e.disabled_reason, e.disabled_at, e.rate_limit, e.max_in_flight, e.headers, e.scheme,
 	e.metadata, e.created_at, e.updated_at, e.last_attempt_at, e.last_status, e.last_error,
-	e.last_success_at, e.failing_since, e.consecutive_failures, e.retry_schedule, e.timeout_ms`
+	e.last_success_at, e.failing_since, e.consecutive_failures, e.retry_schedule, e.timeout_ms, e.ordered`
 
 const getEndpointByIDSQL = `SELECT ` + endpointCols + ` FROM hookd_endpoints e WHERE e.id = ?`
 
@@ -36,14 +36,14 @@ func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.
 	_, err = t.q.ExecContext(ctx, `INSERT INTO hookd_endpoints (id, app_id, uid, url, description, version,
 		event_types, channels, disabled, disabled_reason, disabled_at, rate_limit, max_in_flight, headers,
 		scheme, metadata, created_at, updated_at, last_attempt_at, last_status, last_error, last_success_at,
-		failing_since, consecutive_failures, retry_schedule, timeout_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		failing_since, consecutive_failures, retry_schedule, timeout_ms, ordered)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ep.ID, ep.AppID, sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version,
 		c.EventTypes, c.Channels, ep.Disabled, ep.DisabledReason, nullMicros(ep.DisabledAt),
 		ep.RateLimit, ep.MaxInFlight, c.Headers, string(ep.Scheme), c.Metadata,
 		micros(ep.CreatedAt), micros(ep.UpdatedAt), nullMicros(ep.LastAttemptAt), ep.LastStatus,
 		ep.LastError, nullMicros(ep.LastSuccessAt), nullMicros(ep.FailingSince), ep.ConsecutiveFailures,
-		sqlcodec.EncodeSchedule(ep.RetrySchedule), sqlcodec.EncodeTimeout(ep.AttemptTimeout))
+		sqlcodec.EncodeSchedule(ep.RetrySchedule), sqlcodec.EncodeTimeout(ep.AttemptTimeout), ep.Ordered)
 	if err != nil {
 		return fmt.Errorf("insert endpoint %s: %w", ep.ID, classify(err))
 	}
@@ -84,10 +84,10 @@ func (t *txn) UpdateEndpoint(ctx context.Context, ep *hookd.Endpoint) error {
 	}
 	err = mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_endpoints SET uid = ?, url = ?, description = ?,
 		version = ?, event_types = ?, channels = ?, rate_limit = ?, max_in_flight = ?, headers = ?,
-		scheme = ?, metadata = ?, updated_at = ?, retry_schedule = ?, timeout_ms = ? WHERE id = ?`,
+		scheme = ?, metadata = ?, updated_at = ?, retry_schedule = ?, timeout_ms = ?, ordered = ? WHERE id = ?`,
 		sqlcodec.NullString(ep.UID), ep.URL, ep.Description, ep.Version, c.EventTypes, c.Channels, ep.RateLimit,
 		ep.MaxInFlight, c.Headers, string(ep.Scheme), c.Metadata, micros(ep.UpdatedAt),
-		sqlcodec.EncodeSchedule(ep.RetrySchedule), sqlcodec.EncodeTimeout(ep.AttemptTimeout), ep.ID))
+		sqlcodec.EncodeSchedule(ep.RetrySchedule), sqlcodec.EncodeTimeout(ep.AttemptTimeout), ep.Ordered, ep.ID))
 	if err != nil {
 		return fmt.Errorf("update endpoint %s: %w", ep.ID, err)
 	}

@@ -45,6 +45,7 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 		`ALTER TABLE hookd_endpoints DROP COLUMN timeout_ms`,
 		`ALTER TABLE hookd_applications DROP COLUMN retry_schedule`,
 		`ALTER TABLE hookd_applications DROP COLUMN timeout_ms`,
+		`ALTER TABLE hookd_endpoints DROP COLUMN ordered`, // migration 14's
 		`DELETE FROM hookd_migrations WHERE version >= 7`,
 	} {
 		if _, err := s.DB().ExecContext(ctx, q); err != nil {

@@ -24,6 +24,7 @@ func fullEndpoint(e *hookd.Endpoint) {
 	e.Scheme = hookd.SchemeStripe
 	e.RetrySchedule = []time.Duration{5 * time.Second, time.Minute, 36 * time.Hour}
 	e.AttemptTimeout = 2500 * time.Millisecond
+	e.Ordered = true
 	e.Metadata = map[string]string{"team": "billing"}
 	e.UpdatedAt = at(8)
 	e.LastAttemptAt = ptr(at(9))

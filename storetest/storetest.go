@@ -91,6 +91,7 @@ func Run(t *testing.T, newStore func(t *testing.T) hookd.Store) {
 		{"ExpungeAttemptResponse", expungeAttemptResponseTests},
 		{"PendingSummary", pendingSummaryTests},
 		{"DueDeliveries", dueDeliveryTests},
+		{"OrderedDeliveries", orderedDeliveryTests},
 		{"ClientTimes", clientTimeTests},
 		{"Ping", pingTests},
 		{"EndpointQuota", endpointQuotaTests},

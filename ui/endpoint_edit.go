@@ -116,7 +116,8 @@ func formSchedule(s []time.Duration) string {
 	return strings.Join(parts, ",")
 }
 
-// formPolicy reads the edit form's retry policy onto in; a field the form leaves out stays.
+// formPolicy reads the edit form's retry policy and ordering onto in; a field the form leaves out
+// stays.
 // Empty inherits (the application's, else the server's).
 func formPolicy(f url.Values, in *hookd.EndpointIn) error {
 	if f.Has("retrySchedule") {
@@ -137,6 +138,16 @@ func formPolicy(f url.Values, in *hookd.EndpointIn) error {
 			}
 		}
 	}
+	if f.Has("ordered") {
+		switch f.Get("ordered") {
+		case "on":
+			in.Ordered = true
+		case "off":
+			in.Ordered = false
+		default:
+			return &hookd.ValidationError{Field: "ordered", Reason: fmt.Sprintf("%q is neither on nor off", f.Get("ordered"))}
+		}
+	}
 	if f.Has("attemptTimeout") {
 		in.AttemptTimeout = 0
 		if v := strings.TrimSpace(f.Get("attemptTimeout")); v != "" {
@@ -151,7 +162,7 @@ func formPolicy(f url.Values, in *hookd.EndpointIn) error {
 }
 
 // editEndpoint applies the edit form: URL, description, event types, channels, rate limit,
-// headers, signing scheme and retry policy.
+// headers, signing scheme, retry policy and ordering.
 func (h *Handler) editEndpoint(q *req) error {
 	app, epID := q.r.PathValue("app"), q.r.PathValue("ep")
 	if err := q.r.ParseForm(); err != nil {

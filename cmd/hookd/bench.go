@@ -11,8 +11,8 @@ import (
 	"github.com/hookd/hookd/cmd/hookd/internal/bench"
 )
 
-const benchUsage = `bench [--messages N] [--endpoints N] [--producers N] [--only B1,B2,B3]
-             [--db postgres://...] [--queue redis://...]
+const benchUsage = `bench [--messages N] [--endpoints N] [--producers N] [--only B1,B2,B3,B4]
+             [--b4-messages N] [--db postgres://...] [--queue redis://...]
              [--target library,api,postgres,postgres+redis,postgres+river,fleet]
              [--fleet-workers N] [--json] [--cpuprofile FILE] [--keep]
 
@@ -51,6 +51,9 @@ The benchmarks:
       hanging endpoint (target: within 1.2x).
   B3  100 single sends in a row to one endpoint: p50/p99 from send to verified arrival
       (target: p50 within 20 ms on SQLite, 10 ms on PostgreSQL).
+  B4  --b4-messages messages (default 500) in a row to one ordered endpoint, delivered one
+      at a time in message order: deliveries/s and p50/p99 from send to verified arrival
+      (no target: the cost of ordering, one round trip after another).
 The receiver verifies every request with the official Standard Webhooks library; a
 delivery counts only once verified. hookd runs with its default configuration, except
 that loopback addresses are allowed (and B2's 1 s timeout). The receiver, the
@@ -69,6 +72,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	f.IntVar(&o.Messages, "messages", o.Messages, "B1: messages, each fanned out to every endpoint")
 	f.IntVar(&o.Endpoints, "endpoints", o.Endpoints, "B1: endpoints; B2: endpoints, one of which never answers")
 	f.IntVar(&o.Producers, "producers", o.Producers, "B1 and B2: concurrent producers calling Send")
+	f.IntVar(&o.B4Messages, "b4-messages", o.B4Messages, "B4: messages to the ordered endpoint")
 	only := f.String("only", strings.Join(o.Only, ","), "the benchmarks to run, comma-separated")
 	f.StringVar(&o.DBURL, "db", "", "also measure hookd on the PostgreSQL database at `URL` (postgres://USER@HOST:PORT/DATABASE?sslmode=disable), in a new schema per run")
 	f.StringVar(&o.QueueURL, "queue", "", "with --db, also measure it with the Redis queue at `URL` (redis://HOST:PORT/DB), in a new namespace per run")

@@ -118,3 +118,11 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// yesNo writes a setting that is on or off.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

@@ -43,7 +43,7 @@ func runEndpoint(ctx context.Context, e *env, args []string) error {
 const legacyURLWarning = "hookd: warning: --url is the endpoint's URL here for compatibility; use --endpoint-url, and --server for the server\n"
 
 func runEndpointAdd(ctx context.Context, e *env, args []string) error {
-	f := newFlags(e, "endpoint add", "endpoint add APP --endpoint-url URL [--event-type T ...] [--channel C ...] [--uid U] [--description D] [--scheme S]\n       [--retry-schedule WAITS] [--attempt-timeout D]\n\nAdds an endpoint to the application APP (its id or uid). Without --event-type\nit receives every event type; without --channel, every channel. The server's\nURL is --server (or HOOKD_URL); here --url is the endpoint's URL, as\n--endpoint-url is, for scripts written before --endpoint-url.\n\n"+schemeHelp+retryPolicyHelp+clientHelp)
+	f := newFlags(e, "endpoint add", "endpoint add APP --endpoint-url URL [--event-type T ...] [--channel C ...] [--uid U] [--description D] [--scheme S]\n       [--retry-schedule WAITS] [--attempt-timeout D] [--ordered]\n\nAdds an endpoint to the application APP (its id or uid). Without --event-type\nit receives every event type; without --channel, every channel. The server's\nURL is --server (or HOOKD_URL); here --url is the endpoint's URL, as\n--endpoint-url is, for scripts written before --endpoint-url.\n\n"+schemeHelp+retryPolicyHelp+orderedHelp+clientHelp)
 	epURL := f.String("endpoint-url", "", "the endpoint's URL, where messages are POSTed (required)")
 	legacyURL := f.String("url", "", "the endpoint's URL, as --endpoint-url (kept for compatibility; warns)")
 	var types, channels stringList
@@ -53,6 +53,7 @@ func runEndpointAdd(ctx context.Context, e *env, args []string) error {
 	desc := f.String("description", "", "a description shown in lists (optional)")
 	scheme := f.String("scheme", "", "how deliveries are signed: "+strings.Join(endpointSchemes, ", ")+" (default standard)")
 	rp := addRetryPolicyFlags(f)
+	ordered := f.Bool("ordered", false, "deliver one message at a time, in order (default off)")
 	cf := addClientFlags(f) // --url is taken: the server's URL comes from --server or HOOKD_URL
 	pos, err := f.parseArgs(args, "APP")
 	if err != nil {
@@ -79,6 +80,9 @@ func runEndpointAdd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if given["ordered"] {
+		policy["ordered"] = *ordered // hookd's own field, sent beside the retry policy
+	}
 	c, err := cf.connect(e)
 	if err != nil {
 		return err
@@ -97,8 +101,8 @@ func runEndpointAdd(ctx context.Context, e *env, args []string) error {
 			return c.failAt(ctx, "add endpoint to "+pos[0], target{app: pos[0]}, err)
 		}
 	} else {
-		// The SDK's EndpointIn has neither scheme nor retry policy: the same body with them, in
-		// one request.
+		// The SDK's EndpointIn has neither scheme, retry policy nor ordered: the same body with
+		// them, in one request.
 		body, err := in.ToMap()
 		if err != nil {
 			return failf("", "add endpoint to %s: %v", pos[0], err)
@@ -421,6 +425,7 @@ func (c *conn) printEndpoint(ep *svix.EndpointOut, own *endpointOwn) error {
 			return c.printJSON(ep)
 		}
 		m["scheme"], m["retrySchedule"], m["timeoutSeconds"] = own.Scheme, own.RetrySchedule, own.TimeoutSeconds
+		m["ordered"] = own.Ordered
 		return c.printJSON(m)
 	}
 	schedule, timeout := formatPolicy(own.RetrySchedule, own.TimeoutSeconds)
@@ -440,6 +445,7 @@ func (c *conn) printEndpoint(ep *svix.EndpointOut, own *endpointOwn) error {
 		[2]string{"scheme", orDash(own.Scheme)},
 		[2]string{"retry schedule", schedule},
 		[2]string{"attempt timeout", timeout},
+		[2]string{"ordered", yesNo(own.Ordered)},
 		[2]string{"created", formatTime(ep.CreatedAt)},
 		[2]string{"updated", formatTime(ep.UpdatedAt)},
 	)

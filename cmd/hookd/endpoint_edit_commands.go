@@ -17,11 +17,11 @@ import (
 
 const endpointUpdateUsage = `endpoint update APP EP [--endpoint-url U] [--description D] [--event-type T ...]
        [--channel C ...] [--rate-limit N] [--scheme S] [--retry-schedule WAITS]
-       [--attempt-timeout D]
+       [--attempt-timeout D] [--ordered[=false]]
 
 Changes the endpoint EP of the application APP (ids or uids). Only the flags given change;
 the rest (filter, channels, rate limit, metadata, state, headers, secret, scheme, retry
-policy) stays as it is. --event-type and --channel replace the whole list: repeat them for several, or pass
+policy, ordering) stays as it is. --event-type and --channel replace the whole list: repeat them for several, or pass
 --all-event-types / --all-channels to receive everything. --rate-limit 0 removes the limit.
 Here --url is the server's, as in every other command.
 
@@ -36,8 +36,9 @@ func runEndpointUpdate(ctx context.Context, e *env, args []string) error {
 		given               = map[string]bool{}
 		fl                  *flags
 		rp                  *retryPolicyFlags
+		ordered             *bool
 	)
-	c, app, ep, err := endpointArgs(e, "update", endpointUpdateUsage+schemeHelp+retryPolicyHelp, args, func(f *flags) {
+	c, app, ep, err := endpointArgs(e, "update", endpointUpdateUsage+schemeHelp+retryPolicyHelp+orderedHelp, args, func(f *flags) {
 		epURL = f.String("endpoint-url", "", "the endpoint's new URL")
 		// --url names the server everywhere but on endpoint add, where it is the endpoint's URL. Here
 		// it is refused: a new endpoint URL given as --url would send the token to that host.
@@ -50,6 +51,7 @@ func runEndpointUpdate(ctx context.Context, e *env, args []string) error {
 		rate = f.Int("rate-limit", 0, "the most deliveries a second to this endpoint; 0 removes the limit")
 		scheme = f.String("scheme", "", "how deliveries are signed: "+strings.Join(endpointSchemes, ", "))
 		rp = addRetryPolicyFlags(f)
+		ordered = f.Bool("ordered", false, "deliver one message at a time, in order (--ordered=false turns it off)")
 		fl = f
 	})
 	if err != nil {
@@ -140,6 +142,9 @@ func runEndpointUpdate(ctx context.Context, e *env, args []string) error {
 	for k, v := range policy { // hookd's own fields too; absent, they stay
 		body[k] = v
 	}
+	if given["ordered"] {
+		body["ordered"] = *ordered // hookd's own field too
+	}
 	out := &svix.EndpointOut{}
 	if err := c.hookdCall(ctx, op, http.MethodPut, endpointPath(app, cur.Id), body, out); err != nil {
 		return c.failAt(ctx, op, target{app: app, endpoint: ep}, err)
@@ -154,13 +159,23 @@ func runEndpointUpdate(ctx context.Context, e *env, args []string) error {
 	return c.printEndpoint(out, own)
 }
 
-// endpointOwn is what hookd alone writes of an endpoint, in today's shape only: its signing scheme
-// and its retry policy (null: inherited).
+// endpointOwn is what hookd alone writes of an endpoint, in today's shape only: its signing
+// scheme, its retry policy (null: inherited) and whether it is ordered.
 type endpointOwn struct {
 	Scheme         string    `json:"scheme"`
 	RetrySchedule  []float64 `json:"retrySchedule"`
 	TimeoutSeconds *float64  `json:"timeoutSeconds"`
+	Ordered        bool      `json:"ordered"`
 }
+
+// orderedHelp describes --ordered.
+const orderedHelp = `Ordered delivery (--ordered, --ordered=false):
+  --ordered  deliver to the endpoint one message at a time, in the order they were sent: a
+             message waits until every earlier one is delivered, failed or cancelled (a
+             failing message holds the later ones for its whole retry schedule). Manual
+             resends are not held back. Default off.
+
+`
 
 // endpointOwn reads hookd's own fields of an endpoint.
 func (c *conn) endpointOwn(ctx context.Context, app, id string) (*endpointOwn, error) {

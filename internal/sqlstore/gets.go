@@ -76,3 +76,11 @@ func (r Reads) GetIdempotentResponse(ctx context.Context, key string, now time.T
 		created_at, expires_at FROM hookd_idempotency WHERE key = ? AND expires_at > ?`),
 		[]any{key, r.dialect.Time(now)}, "get idempotent response")
 }
+
+// FirstPendingDelivery finds the endpoint's pending delivery with the lowest id (an ordered
+// endpoint's head), through the index (endpoint_id, status, id).
+func (r Reads) FirstPendingDelivery(ctx context.Context, endpointID string) (*hookd.Delivery, error) {
+	return Get(ctx, r.q, r.dialect.ScanDelivery, r.dialect.Bind(`SELECT `+r.cols.Delivery+` FROM hookd_deliveries d
+		WHERE d.endpoint_id = ? AND d.status = 'pending' ORDER BY d.id LIMIT 1`),
+		[]any{endpointID}, "first pending delivery to endpoint %s", endpointID)
+}

@@ -101,6 +101,19 @@ func (r Reads) DueDeliveries(ctx context.Context, before time.Time, afterID stri
 	return out, nil
 }
 
+// ParkedDeliveries returns the endpoint's parked deliveries (pending, no next attempt time) after
+// afterID, in id order.
+func (r Reads) ParkedDeliveries(ctx context.Context, endpointID, afterID string, limit int) ([]hookd.Delivery, error) {
+	d, q, cols := r.dialect, r.q, r.cols.Delivery
+	out, err := collectFrom(ctx, q, d.Bind(`SELECT `+cols+` FROM hookd_deliveries d
+		WHERE d.endpoint_id = ? AND d.status = 'pending' AND d.id > ? AND d.next_attempt_at IS NULL
+		ORDER BY d.id LIMIT ?`), []any{endpointID, afterID, limit}, d.ScanDelivery)
+	if err != nil {
+		return nil, fmt.Errorf("parked deliveries to endpoint %s: %w", endpointID, err)
+	}
+	return out, nil
+}
+
 // EnabledEndpoints returns the application's enabled endpoints ordered by id.
 func (r Reads) EnabledEndpoints(ctx context.Context, appID string) ([]hookd.Endpoint, error) {
 	d, q, cols := r.dialect, r.q, r.cols.Endpoint

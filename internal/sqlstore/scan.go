@@ -43,7 +43,7 @@ func (d *Dialect) ScanApplication(r Scanner) (hookd.Application, error) {
 // ScanEndpoint reads an endpoint: id, app_id, uid, url, description, version, event_types,
 // channels, disabled, disabled_reason, disabled_at, rate_limit, max_in_flight, headers, scheme,
 // metadata, created_at, updated_at, last_attempt_at, last_status, last_error, last_success_at,
-// failing_since, consecutive_failures, retry_schedule, timeout_ms.
+// failing_since, consecutive_failures, retry_schedule, timeout_ms, ordered.
 func (d *Dialect) ScanEndpoint(r Scanner) (hookd.Endpoint, error) {
 	var (
 		ep                                                     hookd.Endpoint
@@ -55,7 +55,7 @@ func (d *Dialect) ScanEndpoint(r Scanner) (hookd.Endpoint, error) {
 		&ep.Disabled, &ep.DisabledReason, d.ScanNullTime(&ep.DisabledAt), &ep.RateLimit, &ep.MaxInFlight,
 		&headers, &scheme, &metadata, d.ScanTime(&ep.CreatedAt), d.ScanTime(&ep.UpdatedAt),
 		d.ScanNullTime(&ep.LastAttemptAt), &ep.LastStatus, &ep.LastError, d.ScanNullTime(&ep.LastSuccessAt),
-		d.ScanNullTime(&ep.FailingSince), &ep.ConsecutiveFailures, &schedule, &timeout)
+		d.ScanNullTime(&ep.FailingSince), &ep.ConsecutiveFailures, &schedule, &timeout, &ep.Ordered)
 	if err != nil {
 		return ep, err
 	}

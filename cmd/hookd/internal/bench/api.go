@@ -213,7 +213,16 @@ func (i *apiInstance) call(ctx context.Context, method, path string, body []byte
 }
 
 func (i *apiInstance) addEndpoint(ctx context.Context, endpointURL string) (string, error) {
-	body, err := json.Marshal(map[string]string{"url": endpointURL})
+	return i.add(ctx, map[string]any{"url": endpointURL})
+}
+
+func (i *apiInstance) addOrderedEndpoint(ctx context.Context, endpointURL string) (string, error) {
+	return i.add(ctx, map[string]any{"url": endpointURL, "ordered": true}) // hookd's own field
+}
+
+// add creates the endpoint the body describes and returns its secret.
+func (i *apiInstance) add(ctx context.Context, in map[string]any) (string, error) {
+	body, err := json.Marshal(in)
 	if err != nil {
 		return "", err
 	}

@@ -1,5 +1,5 @@
 // Package bench measures hookd's throughput and latency on fresh databases: the benchmarks B1,
-// B2 and B3 of "hookd bench", through each target (the library on SQLite, the HTTP API, the
+// B2, B3 and B4 of "hookd bench", through each target (the library on SQLite, the HTTP API, the
 // library on PostgreSQL with each queue, hookd serve as child processes on PostgreSQL), against
 // a verifying receiver in this process.
 //
@@ -40,7 +40,7 @@ const (
 var TargetNames = []string{"library", "api", "postgres", "postgres+redis", "postgres+river", "fleet"}
 
 // Benchmarks are the benchmarks Options.Only may hold, in the order a run measures them.
-var Benchmarks = []string{"B1", "B2", "B3"}
+var Benchmarks = []string{"B1", "B2", "B3", "B4"}
 
 // Options are the sizes and the targets of a run. The command line sets the fields down to
 // Keep; tests shrink the rest.
@@ -66,6 +66,7 @@ type Options struct {
 	B2Messages int           // B2 messages; default 200
 	B2Timeout  time.Duration // B2's delivery timeout; default 1 s
 	B3Sends    int           // B3 sends; default 100
+	B4Messages int           // B4 messages to one ordered endpoint; default 500
 	Stall      time.Duration // a run fails after this long without progress; default 30 s
 	// RunID names this run in the PostgreSQL schemas and Redis namespaces it creates; default
 	// random.
@@ -80,7 +81,7 @@ func DefaultOptions() Options {
 	return Options{
 		Messages: 2000, Endpoints: 10, Producers: 8, Only: slices.Clone(Benchmarks),
 		Targets:    []string{"library", "api"},
-		B2Messages: 200, B2Timeout: time.Second, B3Sends: 100, Stall: 30 * time.Second,
+		B2Messages: 200, B2Timeout: time.Second, B3Sends: 100, B4Messages: 500, Stall: 30 * time.Second,
 		RunID: newBenchRunID(), FleetWorkers: 2,
 	}
 }
@@ -176,14 +177,14 @@ func (o *Options) Check(only, targets string) error {
 	for _, v := range []struct {
 		flag   string
 		n, max int
-	}{{"messages", o.Messages, 1_000_000}, {"endpoints", o.Endpoints, 1000}, {"producers", o.Producers, 1000}} {
+	}{{"messages", o.Messages, 1_000_000}, {"endpoints", o.Endpoints, 1000}, {"producers", o.Producers, 1000}, {"b4-messages", o.B4Messages, 1_000_000}} {
 		if v.n < 1 || v.n > v.max {
 			return usageErrorf(fmt.Sprintf("use --%s between 1 and %d", v.flag, v.max), "bench: --%s %d is out of range", v.flag, v.n)
 		}
 	}
 	var err error
 	o.Only, err = pickNames("only", "benchmark", only, Benchmarks, strings.ToUpper,
-		"use --only with B1, B2 and B3 separated by commas, e.g. --only B1,B3")
+		"use --only with B1, B2, B3 and B4 separated by commas, e.g. --only B1,B3")
 	if err != nil {
 		return err
 	}
@@ -288,6 +289,8 @@ func runBenchmarks(ctx context.Context, ts []benchTarget, o *Options, rep *Repor
 				tr.B2, err = runB2(ctx, t, o)
 			case "B3":
 				tr.B3, err = runB3(ctx, t, o)
+			case "B4":
+				tr.B4, err = runB4(ctx, t, o)
 			}
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", t.name(), name, err)
@@ -331,6 +334,8 @@ type benchTarget interface {
 type benchInstance interface {
 	// addEndpoint subscribes url to every message of the application and returns its secret.
 	addEndpoint(ctx context.Context, url string) (secret string, err error)
+	// addOrderedEndpoint is addEndpoint for an ordered endpoint (B4).
+	addOrderedEndpoint(ctx context.Context, url string) (secret string, err error)
 	// send sends one message to the application and returns its id, the webhook-id receivers see.
 	send(ctx context.Context, payload []byte) (string, error)
 	// count returns how many of the application's deliveries are in status.

@@ -34,7 +34,7 @@ func TestBenchSmall(t *testing.T) {
 		}
 		for name, c := range map[string]benchCounts{
 			"B1": tr.B1.Receiver, "B2 baseline": tr.B2.Baseline.Receiver,
-			"B2 with hanging": tr.B2.WithHanging.Receiver, "B3": tr.B3.Receiver,
+			"B2 with hanging": tr.B2.WithHanging.Receiver, "B3": tr.B3.Receiver, "B4": tr.B4.Receiver,
 		} {
 			if c.Delivered != c.Expected || c.Unverified != 0 || c.Duplicates != 0 {
 				t.Errorf("%s %s: %+v, want every expected delivery verified, once", tr.Name, name, c)
@@ -194,10 +194,10 @@ func TestBenchPostgres(t *testing.T) {
 			// One schema per run, and one namespace per run with the Redis queue, all gone.
 			wantNamespaces := 0
 			if target == "postgres+redis" {
-				wantNamespaces = 4
+				wantNamespaces = 5
 			}
-			if rep.Run == "" || len(tr.Schemas) != 4 || len(tr.Namespaces) != wantNamespaces {
-				t.Fatalf("run %q, schemas %v, namespaces %v; want a run id, 4 schemas and %d namespaces", rep.Run, tr.Schemas, tr.Namespaces, wantNamespaces)
+			if rep.Run == "" || len(tr.Schemas) != 5 || len(tr.Namespaces) != wantNamespaces {
+				t.Fatalf("run %q, schemas %v, namespaces %v; want a run id, 5 schemas and %d namespaces", rep.Run, tr.Schemas, tr.Namespaces, wantNamespaces)
 			}
 			ctx := context.Background()
 			conn, err := pgx.Connect(ctx, dbURL)
@@ -256,7 +256,7 @@ func tinyOptions(t *testing.T, dbURL, queueURL string) Options {
 	if err := o.Check(strings.Join(o.Only, ","), ""); err != nil {
 		t.Fatal(err)
 	}
-	o.B2Messages, o.B2Timeout, o.B3Sends, o.Stall = 10, 200*time.Millisecond, 5, 10*time.Second
+	o.B2Messages, o.B2Timeout, o.B3Sends, o.B4Messages, o.Stall = 10, 200*time.Millisecond, 5, 20, 10*time.Second
 	return o
 }
 
@@ -286,8 +286,11 @@ func runTiny(t *testing.T, o Options, args []string) (*Report, []byte) {
 // endpoints delivered every message once, verified.
 func checkTinyDeliveries(t *testing.T, tr *benchTargetReport) {
 	t.Helper()
-	if tr.B1 == nil || tr.B2 == nil || tr.B3 == nil {
-		t.Fatalf("%s: B1 %v, B2 %v, B3 %v; want all three", tr.Name, tr.B1, tr.B2, tr.B3)
+	if tr.B1 == nil || tr.B2 == nil || tr.B3 == nil || tr.B4 == nil {
+		t.Fatalf("%s: B1 %v, B2 %v, B3 %v, B4 %v; want all four", tr.Name, tr.B1, tr.B2, tr.B3, tr.B4)
+	}
+	if tr.B4.OutOfOrder != 0 {
+		t.Errorf("%s B4: %d messages arrived before an earlier one", tr.Name, tr.B4.OutOfOrder)
 	}
 	for _, c := range []struct {
 		name     string
@@ -295,7 +298,7 @@ func checkTinyDeliveries(t *testing.T, tr *benchTargetReport) {
 		expected int
 	}{
 		{"B1", tr.B1.Receiver, 40}, {"B2 baseline", tr.B2.Baseline.Receiver, 10},
-		{"B2 with hanging", tr.B2.WithHanging.Receiver, 10}, {"B3", tr.B3.Receiver, 5},
+		{"B2 with hanging", tr.B2.WithHanging.Receiver, 10}, {"B3", tr.B3.Receiver, 5}, {"B4", tr.B4.Receiver, 20},
 	} {
 		if got := c.counts; got.Expected != c.expected || got.Delivered != c.expected || got.Unverified != 0 || got.Duplicates != 0 {
 			t.Errorf("%s %s: %+v, want %d deliveries, each verified, once", tr.Name, c.name, got, c.expected)

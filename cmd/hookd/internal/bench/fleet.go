@@ -234,6 +234,10 @@ func (i *fleetInstance) addEndpoint(ctx context.Context, endpointURL string) (st
 	return i.api.addEndpoint(ctx, endpointURL)
 }
 
+func (i *fleetInstance) addOrderedEndpoint(ctx context.Context, endpointURL string) (string, error) {
+	return i.api.addOrderedEndpoint(ctx, endpointURL)
+}
+
 func (i *fleetInstance) send(ctx context.Context, payload []byte) (string, error) {
 	return i.api.send(ctx, payload)
 }

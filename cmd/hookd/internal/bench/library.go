@@ -56,7 +56,16 @@ type embeddedInstance struct {
 }
 
 func (i *embeddedInstance) addEndpoint(ctx context.Context, url string) (string, error) {
-	ep, err := i.c.CreateEndpoint(ctx, i.app, &hookd.EndpointIn{URL: url})
+	return i.add(ctx, &hookd.EndpointIn{URL: url})
+}
+
+func (i *embeddedInstance) addOrderedEndpoint(ctx context.Context, url string) (string, error) {
+	return i.add(ctx, &hookd.EndpointIn{URL: url, Ordered: true})
+}
+
+// add creates the endpoint in and returns its secret.
+func (i *embeddedInstance) add(ctx context.Context, in *hookd.EndpointIn) (string, error) {
+	ep, err := i.c.CreateEndpoint(ctx, i.app, in)
 	if err != nil {
 		return "", err
 	}

@@ -40,6 +40,7 @@ type benchTargetReport struct {
 	B1          *b1Result `json:"b1,omitempty"`
 	B2          *b2Result `json:"b2,omitempty"`
 	B3          *b3Result `json:"b3,omitempty"`
+	B4          *b4Result `json:"b4,omitempty"`
 	// Schemas and Namespaces are the PostgreSQL schemas and Redis namespaces the target's runs
 	// created, one per run, removed after it unless Keep.
 	Schemas    []string `json:"schemas,omitempty"`
@@ -224,6 +225,10 @@ func (r *benchTargetReport) problems() []string {
 	if r.B3 != nil {
 		check("B3", r.B3.Receiver)
 	}
+	if r.B4 != nil {
+		check("B4", r.B4.Receiver)
+		out = append(out, r.B4.problems(r.Name)...)
+	}
 	return out
 }
 
@@ -353,6 +358,9 @@ func (r *Report) Text() string {
 		row("the send alone, p50", func(t *benchTargetReport) string { return ms(t.B3.SendP50Ms) + " ms" }, "")
 		countsRow(row, "", func(t *benchTargetReport) benchCounts { return t.B3.Receiver }, x.Receiver.Expected)
 		flush()
+	}
+	if x := first.B4; x != nil {
+		textB4(b, x, header, flush, row)
 	}
 	fmt.Fprintln(b)
 	if len(r.Problems) == 0 {
