@@ -104,8 +104,8 @@ func TestBenchFleet(t *testing.T) {
 		}
 	}
 
-	if len(tr.Schemas) != 4 {
-		t.Fatalf("schemas %v, want one per run, 4", tr.Schemas)
+	if len(tr.Schemas) != 5 { // B1, B2's two runs, B3, B4
+		t.Fatalf("schemas %v, want one per run, 5", tr.Schemas)
 	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dbURL)
