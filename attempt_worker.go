@@ -62,6 +62,7 @@ func (c *Client) workJob(ctx context.Context, job Job) error {
 			res: &delivery.Result{Outcome: delivery.Failure, Err: errCircuitOpen}})
 	}
 	if adm.wait > 0 {
+		c.snoozed.Add(1)
 		return Snooze(adm.wait, adm.reason)
 	}
 	req, err := c.buildRequest(ep, keys, m, now)

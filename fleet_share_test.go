@@ -1,0 +1,98 @@
+package hookd_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/logcheck"
+)
+
+// TestFleetSlotsSharedFairly: two clients on one database, as two processes, both busy with one
+// fast endpoint whose cap is 8. Each settles near half the cap, and the jobs refused a slot wait
+// in their worker's line rather than snooze: few snoozes for the deliveries made. (Without the
+// sharing, one client holds most of the slots and the other's jobs snooze each time they are
+// refused.)
+func TestFleetSlotsSharedFairly(t *testing.T) {
+	t.Parallel()
+	u, schema := pgSchemaURL(t)
+	log := logcheck.New(t)
+	var delivered atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(5 * time.Millisecond)
+		delivered.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	a := fleetClient(t, u, schema, "", log)
+	b := fleetClient(t, u, schema, "", log)
+	ctx := t.Context()
+	app, err := a.CreateApplication(ctx, &hookd.ApplicationIn{Name: "fleet", UID: "fleet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const capacity = 8
+	ep, err := a.CreateEndpoint(ctx, app.ID, &hookd.EndpointIn{URL: srv.URL + "/fast", MaxInFlight: capacity})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A steady load: producers send until the test has watched the clients.
+	load, stopLoad := context.WithCancel(ctx)
+	var producers sync.WaitGroup
+	for p := range 4 {
+		producers.Go(func() {
+			c := []*hookd.Client{a, b}[p%2]
+			for i := 0; load.Err() == nil; i++ {
+				_, err := c.Send(load, app.ID, &hookd.MessageIn{EventType: "fleet.test", Payload: []byte(fmt.Sprintf(`{"p":%d,"seq":%d}`, p, i))})
+				if err != nil && load.Err() == nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	defer func() { stopLoad(); producers.Wait() }()
+
+	time.Sleep(time.Second) // both reach the endpoint
+	snoozed0 := a.SnoozedForTest() + b.SnoozedForTest()
+	delivered0 := delivered.Load()
+	var heldA, heldB []int
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		heldA = append(heldA, a.HeldSlotsForTest(ep.ID))
+		heldB = append(heldB, b.HeldSlotsForTest(ep.ID))
+	}
+	snoozed := a.SnoozedForTest() + b.SnoozedForTest() - snoozed0
+	made := delivered.Load() - delivered0
+	stopLoad()
+	producers.Wait()
+
+	medA, medB := median(heldA), median(heldB)
+	t.Logf("held slots, median of %d looks: %d and %d; %d deliveries, %d snoozes", len(heldA), medA, medB, made, snoozed)
+	for _, m := range []int{medA, medB} {
+		if m < capacity/2-1 || m > capacity/2+1 {
+			t.Errorf("the clients held a median of %d and %d slots of the cap %d under a load from both, want each near %d", medA, medB, capacity, capacity/2)
+			break
+		}
+	}
+	if made < 100 {
+		t.Fatalf("%d deliveries in 3 s under load: the endpoint was hardly worked", made)
+	}
+	if snoozed*3 > made {
+		t.Errorf("%d jobs snoozed for %d deliveries, want at most one for 3: refused jobs should wait in their line for the share", snoozed, made)
+	}
+}
+
+// median returns the median of xs.
+func median(xs []int) int {
+	s := append([]int(nil), xs...)
+	sort.Ints(s)
+	return s[len(s)/2]
+}
