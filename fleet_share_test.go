@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -22,17 +23,32 @@ import (
 // refused.)
 func TestFleetSlotsSharedFairly(t *testing.T) {
 	t.Parallel()
+	t.Run("store queue", func(t *testing.T) { t.Parallel(); slotsSharedFairly(t, "") })
+	t.Run("redis queue", func(t *testing.T) { t.Parallel(); slotsSharedFairly(t, "redis") })
+}
+
+// slotsSharedFairly runs TestFleetSlotsSharedFairly on the store's queue and leaser (queue "")
+// or the Redis queue's ("redis").
+func slotsSharedFairly(t *testing.T, queue string) {
 	u, schema := pgSchemaURL(t)
+	ns := queue
+	if queue == "redis" {
+		if os.Getenv("HOOKD_TEST_REDIS_URL") == "" {
+			t.Skip("HOOKD_TEST_REDIS_URL is unset: set it to a Redis URL (e.g. redis://127.0.0.1:6379/0) to run the Redis queue's case")
+		}
+		ns = schema
+		t.Cleanup(func() { deleteRedisNamespace(os.Getenv("HOOKD_TEST_REDIS_URL"), ns) })
+	}
 	log := logcheck.New(t)
 	var delivered atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 		delivered.Add(1)
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(srv.Close)
-	a := fleetClient(t, u, schema, "", log)
-	b := fleetClient(t, u, schema, "", log)
+	a := fleetClient(t, u, schema, ns, log)
+	b := fleetClient(t, u, schema, ns, log)
 	ctx := t.Context()
 	app, err := a.CreateApplication(ctx, &hookd.ApplicationIn{Name: "fleet", UID: "fleet"})
 	if err != nil {
