@@ -2,6 +2,7 @@ package hookd_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -111,4 +112,75 @@ func median(xs []int) int {
 	s := append([]int(nil), xs...)
 	sort.Ints(s)
 	return s[len(s)/2]
+}
+
+// TestFleetOrderedEndpointTakesTurns: two clients share an ordered endpoint, whose cap is 1. The
+// messages arrive in order and one at a time, and the client without the slot waits for it
+// without spinning: a bounded number of snoozes for each delivery.
+func TestFleetOrderedEndpointTakesTurns(t *testing.T) {
+	t.Parallel()
+	u, schema := pgSchemaURL(t)
+	log := logcheck.New(t)
+	var mu sync.Mutex
+	var arrivals []int
+	var now, most atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := now.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		var body struct{ Seq int }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		arrivals = append(arrivals, body.Seq)
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		now.Add(-1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	a := fleetClient(t, u, schema, "", log)
+	b := fleetClient(t, u, schema, "", log)
+	ctx := t.Context()
+	app, err := a.CreateApplication(ctx, &hookd.ApplicationIn{Name: "fleet", UID: "fleet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateEndpoint(ctx, app.ID, &hookd.EndpointIn{URL: srv.URL + "/ordered", Ordered: true}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 30
+	for i := range n {
+		c := []*hookd.Client{a, b}[i%2]
+		if _, err := c.Send(ctx, app.ID, &hookd.MessageIn{EventType: "fleet.test", Payload: []byte(fmt.Sprintf(`{"seq":%d}`, i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		got := len(arrivals)
+		mu.Unlock()
+		if got >= n || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(arrivals) != n {
+		t.Fatalf("%d of %d messages arrived at the ordered endpoint", len(arrivals), n)
+	}
+	for i, seq := range arrivals {
+		if seq != i {
+			t.Fatalf("arrivals %v, want 0..%d in order", arrivals, n-1)
+		}
+	}
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d requests in flight at once to the ordered endpoint across two clients, want 1", m)
+	}
+	snoozed := a.SnoozedForTest() + b.SnoozedForTest()
+	t.Logf("%d deliveries in order, %d snoozes", n, snoozed)
+	if snoozed > 10*n {
+		t.Errorf("%d snoozes for %d deliveries: the client without the slot spins", snoozed, n)
+	}
 }
