@@ -102,7 +102,8 @@ func slotsSharedFairly(t *testing.T, queue string) {
 	if made < 100 {
 		t.Fatalf("%d deliveries in 3 s under load: the endpoint was hardly worked", made)
 	}
-	if snoozed*3 > made {
+	// Under the race detector the attempts outlast capWait, and refused jobs snooze as they should.
+	if snoozed*3 > made && !raceEnabled {
 		t.Errorf("%d jobs snoozed for %d deliveries, want at most one for 3: refused jobs should wait in their line for the share", snoozed, made)
 	}
 }
