@@ -43,7 +43,7 @@ func slotsSharedFairly(t *testing.T, queue string) {
 	log := logcheck.New(t)
 	var delivered atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 		delivered.Add(1)
 		w.WriteHeader(http.StatusNoContent)
 	}))
