@@ -42,7 +42,8 @@ type isolation struct {
 }
 
 // admit asks the endpoint's state whether the attempt may start. Refused by the cap of a fast
-// endpoint, it waits up to capWait for a slot to free (see capWait). It returns the verdict and
+// endpoint, it waits up to capWait for a slot to free (see capWait), or while slots are expected
+// back from other processes (fleet_slots.go). It returns the verdict and
 // the time it was given.
 func (c *Client) admit(ctx context.Context, ep *Endpoint, now time.Time, manual bool) (admission, time.Time) {
 	lim := c.limits(ep)
@@ -58,7 +59,7 @@ func (c *Client) admit(ctx context.Context, ep *Endpoint, now time.Time, manual 
 	if adm.waiter == nil {
 		return adm, now
 	}
-	deadline := time.NewTimer(capWait)
+	deadline := time.NewTimer(adm.waiter.patience)
 	defer deadline.Stop()
 	for adm.waiter != nil {
 		select {
@@ -107,7 +108,7 @@ func (s *endpointStates) admit(id string, lim isolation, now time.Time, jitter f
 	if lim.fleet {
 		real = time.Now()
 		st.fleetCap = lim.maxInFlight
-		st.capacity = min(lim.maxInFlight, st.leased(real))
+		st.capacity = st.fleetCapacity(real)
 	}
 	if woken != nil {
 		st.woken--
@@ -144,13 +145,26 @@ func (st *endpointState) admit(lim isolation, breaker bool, now, real time.Time,
 					return admission{ask: &slotAsk{held: held, want: want}}
 				}
 			}
-			if real.Before(st.refusedUntil) {
+			// Refused, with no attempt here to free a slot and none expected back from the
+			// others, the job snoozes; else it waits in the line like one refused by a local cap.
+			if real.Before(st.refusedUntil) && len(st.inFlight) == 0 && !st.expecting(real) {
 				return admission{wait: spread(st.fleetWait(now, lim.timeout)), reason: "endpoint at its cap of attempts in flight across processes"}
 			}
 		}
 		adm := admission{wait: spread(st.slotWait(now, lim.timeout)), reason: "endpoint at its cap of attempts in flight"}
-		if st.avgDur > 0 && st.avgDur < capWait {
-			adm.waiter = &slotWaiter{ch: make(chan struct{})}
+		// A process with a share of the cap serves its line at that share's pace: its jobs wait
+		// as long as the whole cap's would take to reach the same place, or while slots held
+		// above the others' shares are expected back.
+		patience := capWait
+		if lim.fleet && st.contenders > 1 {
+			patience = capWait * time.Duration(st.fleetCap) / time.Duration(max(st.share(), 1))
+		}
+		expected := lim.fleet && st.expecting(real)
+		if expected {
+			patience = max(st.expectUntil.Sub(real), patience)
+		}
+		if (st.avgDur > 0 && st.avgDur < capWait) || (expected && st.avgDur == 0) {
+			adm.waiter = &slotWaiter{ch: make(chan struct{}), patience: patience}
 			if woken {
 				st.waiters = append([]*slotWaiter{adm.waiter}, st.waiters...)
 			} else {
@@ -195,7 +209,8 @@ func probeWait(timeout time.Duration) time.Duration {
 // slotWaiter is a job waiting for a slot of a capped endpoint: ch is closed when a slot frees
 // and it is first in line.
 type slotWaiter struct {
-	ch chan struct{}
+	ch       chan struct{}
+	patience time.Duration // how long it waits: capWait, or while slots are expected back from other processes
 }
 
 // capWait is how long a job refused by the cap of a fast endpoint waits in its worker for a slot

@@ -62,6 +62,7 @@ func (c *Client) workJob(ctx context.Context, job Job) error {
 			res: &delivery.Result{Outcome: delivery.Failure, Err: errCircuitOpen}})
 	}
 	if adm.wait > 0 {
+		c.snoozed.Add(1)
 		return Snooze(adm.wait, adm.reason)
 	}
 	req, err := c.buildRequest(ep, keys, m, now)
@@ -224,12 +225,23 @@ func (c *Client) recordAttempt(ctx context.Context, t madeAttempt) error {
 	if disable != "" {
 		w.disable = &endpointDisable{id: ep.ID, reason: disable, at: now}
 	}
-	err := c.rec.write(ctx, w)
+	// The request has ended: its slot of the endpoint's cap goes to the next attempt now, while
+	// the record is written, except on an ordered endpoint, whose next delivery goes only once
+	// this one's end is written (w.advance).
 	change, cooldown := circuitKept, time.Duration(0)
-	if adm.notSent == "" {
-		change, cooldown = c.states.release(ep.ID, attemptEnd{
-			started: at, success: a.Success, dur: res.Duration, throttle: throttle, probe: adm.probe,
-		}, now)
+	release := func() {
+		if adm.notSent == "" {
+			change, cooldown = c.states.release(ep.ID, attemptEnd{
+				started: at, success: a.Success, dur: res.Duration, throttle: throttle, probe: adm.probe,
+			}, now)
+		}
+	}
+	if !ep.Ordered {
+		release()
+	}
+	err := c.rec.write(ctx, w)
+	if ep.Ordered {
+		release()
 	}
 	if disable != "" {
 		c.states.invalidate(ep.ID)

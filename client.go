@@ -30,6 +30,7 @@ type Client struct {
 	slots  *fleetSlots          // the cap's slots leased across processes; nil: this process keeps it alone
 
 	working atomic.Int64 // jobs being worked, for the drain's log line
+	snoozed atomic.Int64 // jobs snoozed by their endpoint's isolation (admission), for tests
 
 	mu        sync.Mutex
 	started   bool

@@ -46,7 +46,8 @@
 //   - Slot: one of an endpoint's cap of attempts in flight (Config.MaxInFlightPerEndpoint). On
 //     a store or queue that several processes share, each process leases the slots it uses
 //     from a SlotLeaser (the PostgreSQL store, the Redis queue) for Config.SlotLease, renews
-//     them while it lives and gives back those it leaves idle, so the cap holds across the fleet.
+//     them while it lives and gives back those it leaves idle, so the cap holds across the fleet;
+//     the processes that contend for an endpoint share its cap evenly.
 //   - Circuit: each process's breaker for each endpoint: Config.CircuitThreshold consecutive
 //     failures open it for Config.CircuitCooldown (doubling after each failed probe, up to
 //     Config.CircuitMaxCooldown); then one probe goes through, and its success closes it.

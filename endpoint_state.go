@@ -12,6 +12,10 @@ import (
 type endpointStates struct {
 	circuit circuitConfig // set once, at NewClient
 
+	// surplus tells the slots' heartbeat that an attempt's end left slots above the share
+	// unused (fleet_slots.go); it holds one signal.
+	surplus chan struct{}
+
 	mu sync.Mutex
 	m  map[string]*endpointState
 }
@@ -43,11 +47,14 @@ type endpointState struct {
 	fleetCap     int       // the endpoint's cap across processes, as the last admission saw it
 	held         int       // slots this process holds
 	heldUntil    time.Time // when their lease ends here
-	peak         int       // most attempts in flight since idleSlots last looked
+	peak         int       // most attempts in flight since settleSlots last looked idle
 	acquiredAt   time.Time // when an acquisition last set held
 	refusedUntil time.Time // the leaser refused more slots: ask again after this
 	leasing      bool      // a call of the leaser for the endpoint is in flight
 	dirty        bool      // the leaser's count may differ from held: set it at the next look
+	contenders   int       // the processes holding or wanting slots, as the leaser last counted
+	expectUntil  time.Time // refused slots others hold above their share: expected back until then
+	wants        bool      // refused every slot, the leaser keeps this process's want
 
 	failures  int       // consecutive failures
 	openUntil time.Time // circuit open until (zero: closed)
@@ -61,7 +68,7 @@ type endpointState struct {
 }
 
 func newEndpointStates(circuit circuitConfig) *endpointStates {
-	return &endpointStates{circuit: circuit, m: map[string]*endpointState{}}
+	return &endpointStates{circuit: circuit, m: map[string]*endpointState{}, surplus: make(chan struct{}, 1)}
 }
 
 // cached returns the endpoint and its keys when they were loaded within the TTL.
@@ -129,6 +136,7 @@ func (s *endpointStates) release(id string, o attemptEnd, now time.Time) (circui
 	defer s.mu.Unlock()
 	st := s.state(id)
 	st.end(o.started)
+	s.noteSurplus(st)
 	if st.avgDur == 0 {
 		st.avgDur = o.dur
 	} else {
@@ -176,12 +184,25 @@ func (st *endpointState) end(started time.Time) {
 	st.wakeFree()
 }
 
+// noteSurplus tells the slots' heartbeat when the endpoint's slots here exceed its share with
+// some unused, without waiting for it.
+func (s *endpointStates) noteSurplus(st *endpointState) {
+	if !st.overShare() {
+		return
+	}
+	select {
+	case s.surplus <- struct{}{}:
+	default:
+	}
+}
+
 // abandon ends an admitted attempt that was never made (the job was cancelled).
 func (s *endpointStates) abandon(id string, started time.Time, probe bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.state(id)
 	st.end(started)
+	s.noteSurplus(st)
 	if probe {
 		st.probing = false
 	}

@@ -139,7 +139,7 @@ func acquirePlans(t *testing.T, b *bundle) string {
 	}
 	// Twice: the second call runs the plans PL/pgSQL cached at the first.
 	for range 2 {
-		if _, err := conn.Exec(ctx, postgres.AcquireSlotsSQL, "ep_1", "h_1", 1, 2, 8, int64(10_000_000)); err != nil {
+		if _, err := conn.Exec(ctx, postgres.AcquireSlotsSQL, "ep_1", "h_1", 1, 2, 8, int64(10_000_000), int64(1_000_000)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -40,9 +40,10 @@ local function expireKeys(leases, counts)
 end
 `
 
-// acquireSlotsScript: KEYS leases, counts; ARGV holder, held, want, capacity, lease (ms). It
-// drops the ended leases, grants up to want within capacity for the live holders, sets the
-// holder's count to held plus those granted, and returns how many it granted.
+// acquireSlotsScript: KEYS leases, counts; ARGV holder, held, want, capacity, lease, want lease
+// (ms). It drops the ended leases, grants up to want within capacity for the live holders, sets
+// the holder's count to held plus those granted (with the want lease when that is none: it
+// wants), and returns how many it granted and how many live holders contend, itself among them.
 var acquireSlotsScript = redis.NewScript(slotClock + `
 local ended = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
 for _, h in ipairs(ended) do
@@ -50,7 +51,7 @@ for _, h in ipairs(ended) do
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local holder = ARGV[1]
-local held, want, capacity, lease = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local held, want, capacity, lease, wantLease = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local others = 0
 local counts = redis.call('HGETALL', KEYS[2])
 for i = 1, #counts, 2 do
@@ -59,28 +60,30 @@ for i = 1, #counts, 2 do
 	end
 end
 local granted = math.max(math.min(want, capacity - others - held), 0)
-if held + granted <= 0 then
-	redis.call('ZREM', KEYS[1], holder)
-	redis.call('HDEL', KEYS[2], holder)
-else
-	redis.call('HSET', KEYS[2], holder, held + granted)
-	redis.call('ZADD', KEYS[1], now + lease, holder)
+local n = math.max(held + granted, 0)
+if n <= 0 then
+	lease = math.min(lease, wantLease)
 end
+redis.call('HSET', KEYS[2], holder, n)
+redis.call('ZADD', KEYS[1], now + lease, holder)
 expireKeys(KEYS[1], KEYS[2])
-return granted
+return {granted, redis.call('ZCARD', KEYS[1])}
 `)
 
 // renewSlotsScript: KEYS leases and counts of each endpoint in turn; ARGV holder, lease (ms).
-// It extends the holder's live leases and returns the (1-based) numbers of the endpoints renewed.
+// It extends the holder's live leases of some slots and returns, for each endpoint renewed, its
+// (1-based) number and its live holders.
 var renewSlotsScript = redis.NewScript(slotClock + `
 local holder, lease = ARGV[1], tonumber(ARGV[2])
 local renewed = {}
 for i = 1, #KEYS, 2 do
 	local ends = redis.call('ZSCORE', KEYS[i], holder)
-	if ends and tonumber(ends) > now then
+	local n = tonumber(redis.call('HGET', KEYS[i + 1], holder) or '0')
+	if ends and tonumber(ends) > now and n > 0 then
 		redis.call('ZADD', KEYS[i], 'XX', now + lease, holder)
 		expireKeys(KEYS[i], KEYS[i + 1])
 		renewed[#renewed + 1] = (i + 1) / 2
+		renewed[#renewed + 1] = redis.call('ZCOUNT', KEYS[i], '(' .. now, '+inf')
 	end
 end
 return renewed
@@ -104,19 +107,23 @@ return 0
 `)
 
 // AcquireSlots grants holder up to want slots of the endpoint beyond held, within capacity for
-// every live holder of the namespace (hookd.SlotLeaser), in one script.
-func (q *Queue) AcquireSlots(ctx context.Context, holder, endpointID string, held, want, capacity int, lease time.Duration) (int, error) {
+// every live holder of the namespace, and counts the contenders (hookd.SlotLeaser), in one script.
+func (q *Queue) AcquireSlots(ctx context.Context, holder, endpointID string, held, want, capacity int, lease time.Duration) (int, int, error) {
 	leases, counts := q.slotKeys(endpointID)
-	n, err := acquireSlotsScript.Run(ctx, q.rdb, []string{leases, counts}, holder, held, want, capacity, lease.Milliseconds()).Int()
+	r, err := acquireSlotsScript.Run(ctx, q.rdb, []string{leases, counts}, holder, held, want, capacity,
+		lease.Milliseconds(), hookd.SlotWantLease.Milliseconds()).Int64Slice()
 	if err != nil {
-		return 0, fmt.Errorf("redisqueue: acquire slots of endpoint %s: %w", endpointID, err)
+		return 0, 0, fmt.Errorf("redisqueue: acquire slots of endpoint %s: %w", endpointID, err)
 	}
-	return n, nil
+	if len(r) != 2 {
+		return 0, 0, fmt.Errorf("redisqueue: acquire slots of endpoint %s: the script returned %d values, want 2", endpointID, len(r))
+	}
+	return int(r[0]), int(r[1]), nil
 }
 
 // RenewSlots extends the leases of holder's slots of the endpoints given, in one script, and
-// returns those it renewed.
-func (q *Queue) RenewSlots(ctx context.Context, holder string, endpointIDs []string, lease time.Duration) ([]string, error) {
+// returns those it renewed with their contenders.
+func (q *Queue) RenewSlots(ctx context.Context, holder string, endpointIDs []string, lease time.Duration) (map[string]int, error) {
 	if len(endpointIDs) == 0 {
 		return nil, nil
 	}
@@ -129,9 +136,9 @@ func (q *Queue) RenewSlots(ctx context.Context, holder string, endpointIDs []str
 	if err != nil {
 		return nil, fmt.Errorf("redisqueue: renew slots: %w", err)
 	}
-	renewed := make([]string, 0, len(nums))
-	for _, n := range nums {
-		renewed = append(renewed, endpointIDs[n-1])
+	renewed := make(map[string]int, len(nums)/2)
+	for i := 0; i+1 < len(nums); i += 2 {
+		renewed[endpointIDs[nums[i]-1]] = int(nums[i+1])
 	}
 	return renewed, nil
 }

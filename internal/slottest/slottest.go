@@ -1,12 +1,15 @@
 // Package slottest is the behaviour every hookd.SlotLeaser shows, run by the PostgreSQL store's
 // tests and the Redis queue's against the real service: the holders' slots never add up to more
 // than the capacity, however many ask at once; a lease renewed lives on and one left to end is
-// taken over; a release gives back; a capacity lowered below what is held grants nothing more.
+// taken over; a release gives back; a capacity lowered below what is held grants nothing more;
+// the contenders (holding or wanting) are counted by acquisitions and renewals, and a want ends
+// with its short lease or a release.
 package slottest
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -22,11 +25,13 @@ func Run(t *testing.T, leaser hookd.SlotLeaser) {
 	t.Run("LeaseEndsAndRenews", func(t *testing.T) { leaseEndsAndRenews(t, leaser) })
 	t.Run("ReleaseGivesBack", func(t *testing.T) { releaseGivesBack(t, leaser) })
 	t.Run("LoweredCapacity", func(t *testing.T) { loweredCapacity(t, leaser) })
+	t.Run("ContendersCounted", func(t *testing.T) { contendersCounted(t, leaser) })
+	t.Run("WantsExpire", func(t *testing.T) { wantsExpire(t, leaser) })
 }
 
 func acquire(t *testing.T, l hookd.SlotLeaser, holder, ep string, held, want, capacity int, lease time.Duration) int {
 	t.Helper()
-	n, err := l.AcquireSlots(t.Context(), holder, ep, held, want, capacity, lease)
+	n, _, err := l.AcquireSlots(t.Context(), holder, ep, held, want, capacity, lease)
 	if err != nil {
 		t.Fatalf("AcquireSlots(%s, %s, held %d, want %d, capacity %d): %v", holder, ep, held, want, capacity, err)
 	}
@@ -48,7 +53,7 @@ func neverAboveCapacity(t *testing.T, l hookd.SlotLeaser) {
 			for i := range rounds {
 				ctx := context.Background()
 				if i%3 != 2 {
-					n, err := l.AcquireSlots(ctx, holder, ep, held, 2, capacity, time.Minute)
+					n, _, err := l.AcquireSlots(ctx, holder, ep, held, 2, capacity, time.Minute)
 					if err != nil {
 						errs <- err
 						return
@@ -111,7 +116,7 @@ func leaseEndsAndRenews(t *testing.T, l hookd.SlotLeaser) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(got, []string{renewedEp}) {
+		if !slices.Equal(slices.Collect(maps.Keys(got)), []string{renewedEp}) {
 			t.Fatalf("RenewSlots renewed %v, want [%s]", got, renewedEp)
 		}
 		time.Sleep(lease / 5)
@@ -178,5 +183,90 @@ func loweredCapacity(t *testing.T, l hookd.SlotLeaser) {
 	}
 	if n := acquire(t, l, "b", ep, 0, 2, 4, time.Minute); n != 1 {
 		t.Errorf("b granted %d after a kept 3 of capacity 4, want 1", n)
+	}
+}
+
+// acquireCounted is acquire that returns the contenders too.
+func acquireCounted(t *testing.T, l hookd.SlotLeaser, holder, ep string, held, want, capacity int, lease time.Duration) (granted, contenders int) {
+	t.Helper()
+	n, c, err := l.AcquireSlots(t.Context(), holder, ep, held, want, capacity, lease)
+	if err != nil {
+		t.Fatalf("AcquireSlots(%s, %s, held %d, want %d, capacity %d): %v", holder, ep, held, want, capacity, err)
+	}
+	return n, c
+}
+
+// contendersCounted: an acquisition counts the live holders, the one asking among them and a
+// holder refused every slot too (its want); a renewal counts them for each endpoint renewed; a
+// release to none ends a holder's part.
+func contendersCounted(t *testing.T, l hookd.SlotLeaser) {
+	ctx := t.Context()
+	ep := fmt.Sprintf("ep_contend_%d", time.Now().UnixNano())
+	other := fmt.Sprintf("ep_contend_other_%d", time.Now().UnixNano())
+	if n, c := acquireCounted(t, l, "a", ep, 0, 8, 8, time.Minute); n != 8 || c != 1 {
+		t.Fatalf("a alone: granted %d of 8 among %d contenders, want 8 among 1", n, c)
+	}
+	if n, c := acquireCounted(t, l, "b", ep, 0, 4, 8, time.Minute); n != 0 || c != 2 {
+		t.Fatalf("b refused: granted %d among %d contenders, want 0 among 2 (a holding, b wanting)", n, c)
+	}
+	if n, c := acquireCounted(t, l, "a", other, 0, 1, 8, time.Minute); n != 1 || c != 1 {
+		t.Fatalf("a on another endpoint: granted %d among %d contenders, want 1 among 1", n, c)
+	}
+	got, err := l.RenewSlots(ctx, "a", []string{ep, other}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{ep: 2, other: 1}; !maps.Equal(got, want) {
+		t.Fatalf("RenewSlots: %v, want %v", got, want)
+	}
+	// b's want is no slot to renew.
+	if got, err := l.RenewSlots(ctx, "b", []string{ep}, time.Minute); err != nil || len(got) != 0 {
+		t.Fatalf("RenewSlots of b, which holds none: %v, %v; want nothing renewed", got, err)
+	}
+	if err := l.ReleaseSlots(ctx, "a", ep, 4); err != nil {
+		t.Fatal(err)
+	}
+	if n, c := acquireCounted(t, l, "b", ep, 0, 4, 8, time.Minute); n != 4 || c != 2 {
+		t.Fatalf("b after a kept 4: granted %d among %d contenders, want 4 among 2", n, c)
+	}
+	if n, c := acquireCounted(t, l, "c", ep, 0, 2, 8, time.Minute); n != 0 || c != 3 {
+		t.Fatalf("c refused: granted %d among %d contenders, want 0 among 3", n, c)
+	}
+	for _, h := range []string{"b", "c"} {
+		if err := l.ReleaseSlots(ctx, h, ep, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := l.RenewSlots(ctx, "a", []string{ep}, time.Minute); err != nil || got[ep] != 1 {
+		t.Fatalf("RenewSlots of a after b and c gave back all: %v, %v; want %s among 1", got, err, ep)
+	}
+}
+
+// wantsExpire: a refused holder's want counts among the contenders for SlotWantLease, not for
+// the lease asked for, and then no more.
+func wantsExpire(t *testing.T, l hookd.SlotLeaser) {
+	ctx := t.Context()
+	ep := fmt.Sprintf("ep_want_%d", time.Now().UnixNano())
+	if n, _ := acquireCounted(t, l, "a", ep, 0, 2, 2, time.Minute); n != 2 {
+		t.Fatalf("a granted %d of 2", n)
+	}
+	asked := time.Now()
+	if n, c := acquireCounted(t, l, "b", ep, 0, 1, 2, time.Minute); n != 0 || c != 2 {
+		t.Fatalf("b refused: granted %d among %d contenders, want 0 among 2", n, c)
+	}
+	got, err := l.RenewSlots(ctx, "a", []string{ep}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(asked) < hookd.SlotWantLease && got[ep] != 2 {
+		t.Fatalf("RenewSlots within b's want lease: %v, want %s among 2", got, ep)
+	}
+	time.Sleep(time.Until(asked.Add(hookd.SlotWantLease + 200*time.Millisecond)))
+	got, err = l.RenewSlots(ctx, "a", []string{ep}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[ep] != 1 {
+		t.Fatalf("RenewSlots past b's want lease: %v, want %s among 1 (b's want ended)", got, ep)
 	}
 }
