@@ -23,8 +23,8 @@ import (
 )
 
 // orderRecv is a slow receiver that records the message numbers of every request in arrival
-// order. Once armed with a process id, it holds the first request that process sends (its head
-// in flight) until the test releases it.
+// order. Once armed with process ids, it holds the next request one of them sends (its head in
+// flight) until the test releases it, and says which process sent it.
 type orderRecv struct {
 	srv   *httptest.Server
 	delay time.Duration
@@ -33,8 +33,9 @@ type orderRecv struct {
 	arrivals []int
 	inFlight int
 	most     int
-	armed    int           // a process id: hold its next request; 0: hold none
+	armed    []int         // process ids: hold the next request one of them sends; nil: hold none
 	heldSeq  int           // the message number of the request held
+	heldPID  int           // the process that sent it
 	held     chan struct{} // closed once a request of the armed process is held
 	release  chan struct{} // closed to answer the held request
 }
@@ -59,9 +60,12 @@ func (r *orderRecv) serve(w http.ResponseWriter, req *http.Request) {
 	r.inFlight++
 	r.most = max(r.most, r.inFlight)
 	var release chan struct{}
-	if r.armed != 0 && socketOf(r.armed, req.RemoteAddr) {
-		r.armed, r.heldSeq, release = 0, p.Seq, r.release
-		close(r.held)
+	for _, pid := range r.armed {
+		if socketOf(pid, req.RemoteAddr) {
+			r.armed, r.heldSeq, r.heldPID, release = nil, p.Seq, pid, r.release
+			close(r.held)
+			break
+		}
 	}
 	r.mu.Unlock()
 	if release != nil {
@@ -74,11 +78,12 @@ func (r *orderRecv) serve(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// arm makes the receiver hold the next request process pid sends; held is closed once it does.
-func (r *orderRecv) arm(pid int) (held, release chan struct{}) {
+// arm makes the receiver hold the next request one of the processes pids sends; held is closed
+// once it does.
+func (r *orderRecv) arm(pids ...int) (held, release chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.armed, r.held, r.release = pid, make(chan struct{}), make(chan struct{})
+	r.armed, r.held, r.release = pids, make(chan struct{}), make(chan struct{})
 	return r.held, r.release
 }
 
@@ -176,7 +181,8 @@ func TestFleetOrderedSurvivesSIGKILL(t *testing.T) {
 		}
 	}()
 
-	// Once some messages went, hold worker 1's next attempt of a head and kill worker 1 meanwhile.
+	// Once some messages went, hold the next attempt of a head, from whichever worker holds the
+	// endpoint's one slot, and kill that worker meanwhile.
 	deadline := time.Now().Add(60 * time.Second)
 	for arrivals, _ := recv.snapshot(); len(arrivals) < 20; arrivals, _ = recv.snapshot() {
 		if time.Now().After(deadline) {
@@ -184,20 +190,24 @@ func TestFleetOrderedSurvivesSIGKILL(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	held, release := recv.arm(w1.cmd.Process.Pid)
+	held, release := recv.arm(w1.cmd.Process.Pid, w2.cmd.Process.Pid)
 	select {
 	case <-held:
 	case <-time.After(60 * time.Second):
-		t.Fatalf("worker 1 made no attempt in 60 s; its log:\n%s", w1.log())
+		t.Fatalf("no worker made an attempt in 60 s; their logs:\n%s\n%s", w1.log(), w2.log())
 	}
-	if err := w1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	recv.mu.Lock()
+	headAtKill, killed := recv.heldSeq, recv.heldPID
+	recv.mu.Unlock()
+	victim, survivor := w1, w2
+	if killed == w2.cmd.Process.Pid {
+		victim, survivor = w2, w1
+	}
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-w1.ended
+	<-victim.ended
 	close(release)
-	recv.mu.Lock()
-	headAtKill := recv.heldSeq
-	recv.mu.Unlock()
 	<-sent
 
 	ctx := context.Background()
@@ -218,7 +228,7 @@ func TestFleetOrderedSurvivesSIGKILL(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if delivered != messages {
-		t.Fatalf("%d deliveries recorded delivered, want %d; surviving worker's log:\n%s", delivered, messages, w2.log())
+		t.Fatalf("%d deliveries recorded delivered, want %d; surviving worker's log:\n%s", delivered, messages, survivor.log())
 	}
 
 	arrivals, most := recv.snapshot()
