@@ -233,8 +233,16 @@ func TestDeliveryLogDisabledByFailingWindow(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond) // let the worker's cached endpoint, read before the failures, expire
 	msg := b.send(t, "acme", &hookd.MessageIn{EventType: "invoice.paid", Channels: []string{"down"}}).Message.ID
 	b.waitStatus(t, msg, ep.ID, hookd.DeliveryFailed)
-	lines := parseLog(b.log.String())
+	// The worker logs the attempt's changes once its record has committed, which is when the
+	// status shows: wait for the lines a moment.
 	ids := map[string]string{"app_id": b.app.ID, "endpoint_id": ep.ID, "msg_id": msg}
+	lines := parseLog(b.log.String())
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); lines = parseLog(b.log.String()) {
+		if len(linesOf(lines, "hookd endpoint disabled", ids)) > 0 && len(linesOf(lines, "hookd delivery exhausted", ids)) > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if ls := linesOf(lines, "hookd endpoint disabled", ids); len(ls) != 1 || ls[0].level != "WARN" || ls[0].attrs["reason"] != "no successful delivery for 50ms" {
 		t.Errorf("endpoint disabled lines = %+v, want one at WARN for the failing window", ls)
 	}

@@ -410,24 +410,27 @@ func TestOrderedTurnedOffDeliversParked(t *testing.T) {
 		})
 		ep := recv.endpoint(t, rig, hookd.EndpointIn{Ordered: true, RetrySchedule: []time.Duration{time.Hour}})
 		rig.sendSeq(t, 0, 5)
-		// Wait until the head failed once and the others are parked.
+		// Wait until the head's failed attempt is recorded and the others are parked: the
+		// receiver sees the request before its record commits.
 		deadline := time.Now().Add(30 * time.Second)
+		var head *hookd.Delivery
 		for {
 			page, err := rig.store.ParkedDeliveries(rig.ctx, ep.ID, "", 10)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, arrivals, _ := recv.snapshot(); len(page) == 4 && len(arrivals) == 1 {
+			head, err = rig.store.FirstPendingDelivery(rig.ctx, ep.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, arrivals, _ := recv.snapshot()
+			if len(page) == 4 && len(arrivals) == 1 && head.Attempts == 1 && head.NextAttemptAt != nil {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("parked %d, want 4", len(page))
+				t.Fatalf("parked %d, %d arrivals, head %+v; want 4 parked and the head's one attempt recorded with a retry due", len(page), len(arrivals), head)
 			}
 			time.Sleep(10 * time.Millisecond)
-		}
-		head, err := rig.store.FirstPendingDelivery(rig.ctx, ep.ID)
-		if err != nil || head.Attempts != 1 || head.NextAttemptAt == nil {
-			t.Fatalf("head %+v, %v; want one attempt made and a retry due", head, err)
 		}
 
 		if _, err := rig.client.EditEndpoint(rig.ctx, rig.app.ID, ep.ID, func(in *hookd.EndpointIn) error {
