@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -32,14 +31,7 @@ func TestFleetSlotsSharedFairly(t *testing.T) {
 // or the Redis queue's ("redis").
 func slotsSharedFairly(t *testing.T, queue string) {
 	u, schema := pgSchemaURL(t)
-	ns := queue
-	if queue == "redis" {
-		if os.Getenv("HOOKD_TEST_REDIS_URL") == "" {
-			t.Skip("HOOKD_TEST_REDIS_URL is unset: set it to a Redis URL (e.g. redis://127.0.0.1:6379/0) to run the Redis queue's case")
-		}
-		ns = schema
-		t.Cleanup(func() { deleteRedisNamespace(os.Getenv("HOOKD_TEST_REDIS_URL"), ns) })
-	}
+	ns := fleetNamespace(t, queue, schema)
 	log := logcheck.New(t)
 	var delivered atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -2,8 +2,6 @@ package hookd_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -66,20 +64,23 @@ func pgSchemaURL(t *testing.T) (string, string) {
 	if u == "" {
 		t.Skip("HOOKD_TEST_POSTGRES_URL is unset: set it to a PostgreSQL URL (e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable) to run the tests of the cap across processes")
 	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "hookd_fleet_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, u)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		_, _ = conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
-	})
+	schema := testSchema(t, u)
 	return u, schema
+}
+
+// fleetNamespace returns the ns of fleetClient for queue ("", "river" or "redis"): for the Redis
+// queue the schema's name, whose keys are deleted when the test ends; without Redis it skips.
+func fleetNamespace(t *testing.T, queue, schema string) string {
+	t.Helper()
+	if queue != "redis" {
+		return queue
+	}
+	u := os.Getenv("HOOKD_TEST_REDIS_URL")
+	if u == "" {
+		t.Skip("HOOKD_TEST_REDIS_URL is unset: set it to a Redis URL (e.g. redis://127.0.0.1:6379/0) to run the Redis queue's case")
+	}
+	t.Cleanup(func() { deleteRedisNamespace(u, schema) })
+	return schema
 }
 
 // fleetClient opens a store of its own on the schema, as another process would, and starts a
@@ -149,14 +150,7 @@ func TestCapHoldsAcrossClients(t *testing.T) {
 // ("river") or Redis ("redis").
 func capAcrossClients(t *testing.T, queue string) {
 	u, schema := pgSchemaURL(t)
-	ns := queue
-	if queue == "redis" {
-		if os.Getenv("HOOKD_TEST_REDIS_URL") == "" {
-			t.Skip("HOOKD_TEST_REDIS_URL is unset: set it to a Redis URL (e.g. redis://127.0.0.1:6379/0) to run the Redis queue's case")
-		}
-		ns = schema
-		t.Cleanup(func() { deleteRedisNamespace(os.Getenv("HOOKD_TEST_REDIS_URL"), ns) })
-	}
+	ns := fleetNamespace(t, queue, schema)
 	log := logcheck.New(t)
 	recv := newHangingReceiver(t, time.Second)
 	a := fleetClient(t, u, schema, ns, log)

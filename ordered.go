@@ -39,6 +39,20 @@ func (c *Client) parkBehind(ctx context.Context, d *Delivery, ep *Endpoint) (boo
 		return true, err
 	}
 	if head.ID >= d.ID {
+		// d is the head. The write that ended the one before it may also have disabled the
+		// endpoint (a 410) after this job read it from the cache: read it again, so that nothing
+		// is sent behind a 410. That write committed before the read of the head above.
+		fresh, err := c.store.GetEndpointByID(ctx, ep.ID)
+		if errors.Is(err, ErrNotFound) {
+			return true, c.cancelDelivery(ctx, d, "endpoint deleted", false, ep.ID)
+		}
+		if err != nil {
+			return true, err
+		}
+		if fresh.Disabled {
+			c.states.invalidate(ep.ID)
+			return true, c.cancelDelivery(ctx, d, "endpoint disabled", false, ep.ID)
+		}
 		return false, nil
 	}
 	if d.NextAttemptAt == nil {
