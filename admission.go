@@ -104,16 +104,16 @@ func (s *endpointStates) admit(id string, lim isolation, now time.Time, jitter f
 	defer s.mu.Unlock()
 	st := s.state(id)
 	st.capacity = lim.maxInFlight
-	var real time.Time // the lease's clock, which a Config.Now of tests does not move
+	var leaseNow time.Time // the lease's clock, which a Config.Now of tests does not move
 	if lim.fleet {
-		real = time.Now()
+		leaseNow = time.Now()
 		st.fleetCap = lim.maxInFlight
-		st.capacity = st.fleetCapacity(real)
+		st.capacity = st.fleetCapacity(leaseNow)
 	}
 	if woken != nil {
 		st.woken--
 	}
-	adm := st.admit(lim, s.circuit.threshold >= 0, now, real, jitter, woken != nil)
+	adm := st.admit(lim, s.circuit.threshold >= 0, now, leaseNow, jitter, woken != nil)
 	if adm.wait > 0 || adm.notSent != "" {
 		st.wakeFree() // a slot this attempt leaves goes to the next in line
 	}
@@ -121,8 +121,8 @@ func (s *endpointStates) admit(id string, lim isolation, now time.Time, jitter f
 }
 
 // admit is endpointStates.admit for one endpoint's state; breaker says the circuit breaker is on,
-// real is the time of the slots' leases (with lim.fleet).
-func (st *endpointState) admit(lim isolation, breaker bool, now, real time.Time, jitter float64, woken bool) admission {
+// leaseNow is the time of the slots' leases (with lim.fleet).
+func (st *endpointState) admit(lim isolation, breaker bool, now, leaseNow time.Time, jitter float64, woken bool) admission {
 	spread := func(d time.Duration) time.Duration { return d + time.Duration(float64(d)*0.25*jitter) }
 	if now.Before(st.throttledUntil) {
 		return admission{wait: spread(st.throttledUntil.Sub(now)), reason: "endpoint throttled"}
@@ -141,13 +141,13 @@ func (st *endpointState) admit(lim isolation, breaker bool, now, real time.Time,
 	if lim.maxInFlight >= 0 && (st.free() <= 0 || (!woken && len(st.waiters) > 0)) {
 		if lim.fleet && st.free() <= 0 && st.capacity < lim.maxInFlight {
 			if !lim.asked && !woken {
-				if held, want, ok := st.wantSlots(real); ok {
+				if held, want, ok := st.wantSlots(leaseNow); ok {
 					return admission{ask: &slotAsk{held: held, want: want}}
 				}
 			}
 			// Refused, with no attempt here to free a slot and none expected back from the
 			// others, the job snoozes; else it waits in the line like one refused by a local cap.
-			if real.Before(st.refusedUntil) && len(st.inFlight) == 0 && !st.expecting(real) {
+			if leaseNow.Before(st.refusedUntil) && len(st.inFlight) == 0 && !st.expecting(leaseNow) {
 				return admission{wait: spread(st.fleetWait(now, lim.timeout)), reason: "endpoint at its cap of attempts in flight across processes"}
 			}
 		}
@@ -159,9 +159,9 @@ func (st *endpointState) admit(lim isolation, breaker bool, now, real time.Time,
 		if lim.fleet && st.contenders > 1 {
 			patience = capWait * time.Duration(st.fleetCap) / time.Duration(max(st.share(), 1))
 		}
-		expected := lim.fleet && st.expecting(real)
+		expected := lim.fleet && st.expecting(leaseNow)
 		if expected {
-			patience = max(st.expectUntil.Sub(real), patience)
+			patience = max(st.expectUntil.Sub(leaseNow), patience)
 		}
 		if (st.avgDur > 0 && st.avgDur < capWait) || (expected && st.avgDur == 0) {
 			adm.waiter = &slotWaiter{ch: make(chan struct{}), patience: patience}

@@ -18,7 +18,8 @@ import (
 //     A head that is not parked has a job of its own: its first, or its retry.
 //   - Parking and advancing exclude each other (Store.LockFirstPending): a delivery is parked
 //     only while an earlier one is pending, and an advance that follows sees it parked.
-//   - At most one attempt to the endpoint is in flight in a process (Client.limits).
+//   - At most one attempt to the endpoint is in flight across every process: its cap is 1
+//     (Client.limits), a slot leased from the fleet where there are several (fleet_slots.go).
 //
 // Since parking and advancing are writes in the transactions that also write the delivery's
 // state, a crash anywhere leaves either the head's job or the record that queued it: the order
