@@ -68,6 +68,10 @@ type Config struct {
 	// MaxConns bounds the pool's connections when the URL has no pool_max_conns. Default: 4 per
 	// CPU, at least 16.
 	MaxConns int
+	// Tracer, when set, traces every statement and batch of the store's connections, the
+	// queue's included (pgx's tracelog, an OpenTelemetry tracer; a pgx.BatchTracer sees each
+	// batch as one). Default: nil, no tracing.
+	Tracer pgx.QueryTracer
 }
 
 func (c *Config) withDefaults() *Config {
@@ -108,6 +112,9 @@ func poolConfig(url string, cfg *Config) (*pgxpool.Config, error) {
 	}
 	if !strings.Contains(url, "pool_max_conns") {
 		pc.MaxConns = int32(min(cfg.MaxConns, 1<<20))
+	}
+	if cfg.Tracer != nil {
+		pc.ConnConfig.Tracer = cfg.Tracer
 	}
 	if cfg.Schema != "" {
 		pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
