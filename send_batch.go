@@ -2,14 +2,12 @@ package hookd
 
 import (
 	"context"
-	"errors"
 	"sync"
 )
 
 // The steps of a Send: joinSendBatch waits in a batch or leads one; leadSendBatch takes the
-// batch and hands the lead on; commitSendBatch writes the batch in one transaction, each
-// message staged (stageMessage, send_write.go) and the deliveries and jobs of all flushed at the
-// end (flushSends).
+// batch and hands the lead on; commitSendBatch writes the batch in one transaction
+// (writeSends, send_write.go).
 
 // sendBatcher commits concurrent Sends together: a caller that finds fewer than max batches
 // running leads one, writing its own Send and every Send waiting by then in one transaction, and
@@ -88,44 +86,31 @@ func (c *Client) leadSendBatch(ctx context.Context, first *pendingSend) {
 	b.mu.Unlock()
 }
 
-// commitSendBatch writes a batch in one transaction, its jobs in one insert; when it fails, each
-// send is written alone so that one bad send (an unknown application) fails only itself.
+// commitSendBatch writes a batch in one transaction (writeSends); when it fails, each send is
+// written alone so that one bad send fails only itself. A send refused before any write keeps
+// its error.
 func (c *Client) commitSendBatch(ctx context.Context, batch []*pendingSend) {
 	if len(batch) > 1 {
-		res := make([]*SendResult, len(batch))
-		err := c.store.InTx(ctx, func(tx Tx) error {
-			w := newStagedSends(tx)
-			for i, it := range batch {
-				r, err := c.stageMessage(ctx, w, it.app, it.msg, &it.admitted)
-				if errors.Is(err, ErrRateLimited) {
-					it.err = err // refused before any write: the others go on
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				res[i] = r
-			}
-			return c.flushSends(ctx, w)
-		})
+		err := c.store.InTx(ctx, func(tx Tx) error { return c.writeSends(ctx, tx, batch) })
 		if err == nil {
-			for i, it := range batch {
-				it.res = res[i]
+			for _, it := range batch {
 				close(it.done)
 			}
 			return
 		}
+		for _, it := range batch {
+			it.res = nil
+			if !refusedBeforeWrite(it.err) {
+				it.err = nil
+			}
+		}
 	}
 	for _, it := range batch {
-		if errors.Is(it.err, ErrRateLimited) {
-			close(it.done)
-			continue
+		if it.err == nil {
+			if err := c.store.InTx(ctx, func(tx Tx) error { return c.writeSends(ctx, tx, []*pendingSend{it}) }); err != nil {
+				it.err = err
+			}
 		}
-		it.err = c.store.InTx(ctx, func(tx Tx) error {
-			var err error
-			it.res, err = c.sendInTx(ctx, tx, it.app, it.msg, &it.admitted)
-			return err
-		})
 		if it.err != nil {
 			it.res = nil
 		}

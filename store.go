@@ -158,6 +158,26 @@ type AfterCommitter interface {
 	AfterCommit(f func()) bool
 }
 
+// MessageBatchWriter is a Tx that writes the messages of many sends together (PostgreSQL: a
+// batch of sends in a fixed few round trips, however many messages it holds). The sends of a
+// Client go through it when the store's transaction is one, and through the Reader and Writer
+// methods, one message after the other, otherwise.
+type MessageBatchWriter interface {
+	// SendTargets finds the applications named (each by id or, failing that, by uid) and the
+	// enabled endpoints of each, ordered by id: apps by the name given, endpoints by application
+	// id. A name of no application is left out of apps.
+	SendTargets(ctx context.Context, names []string) (apps map[string]*Application, endpoints map[string][]Endpoint, err error)
+	// InsertMessages writes msgs (each with its AppID set), with their channels and tags, as
+	// InsertMessage writes each in turn: a message whose application already has its event id,
+	// also from earlier in msgs, is not written and existing[i] is that first message; for a
+	// message written, existing[i] is nil.
+	InsertMessages(ctx context.Context, msgs []*Message) (existing []*Message, err error)
+	// HoldWrites lets the writes that follow in the transaction (InsertDeliveries, a queue's
+	// EnqueueTx) wait for its commit and go to the database with it; their errors come back from
+	// InTx. Only for writes whose counts of rows nothing reads.
+	HoldWrites()
+}
+
 // Tx is one transaction of a Store.
 type Tx interface {
 	Reader

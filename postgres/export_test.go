@@ -38,6 +38,13 @@ const (
 	RenewSlotsSQL     = renewSlotsSQL
 	ReleaseSlotsSQL   = releaseSlotsSQL
 	DropSlotsSQL      = dropSlotsSQL
+
+	SendAppsSQL         = sendAppsSQL
+	SendEndpointsSQL    = sendEndpointsSQL
+	InsertMessagesSQL   = insertMessagesSQL
+	ExistingMessagesSQL = existingMessagesSQL
+	InsertChannelsSQL   = insertChannelsSQL
+	InsertTagsSQL       = insertTagsSQL
 )
 
 // RetentionLockKey is the advisory lock key of the retention cleaner in schema.

@@ -33,6 +33,13 @@ func TestHotStatementsNeverScanWholeTables(t *testing.T) {
 		{"renew_slots", postgres.RenewSlotsSQL, `('h_1', '{ep_1,ep_2}', 10000000)`, false},
 		{"release_slots", postgres.ReleaseSlotsSQL, `('ep_1', 'h_1', 1)`, false},
 		{"drop_slots", postgres.DropSlotsSQL, `('ep_1', 'h_1')`, false},
+		// A send batch's (postgres.Store's InTx, hookd.MessageBatchWriter).
+		{"send_apps", postgres.SendAppsSQL, `('{app_1,acme}')`, false},
+		{"send_endpoints", postgres.SendEndpointsSQL, `('{app_1,acme}')`, false},
+		{"insert_messages", postgres.InsertMessagesSQL, `('{msg_new}', '{app_1}', '{e_1}', '{x}', '{NULL}', '{NULL}', ARRAY[now()], '{NULL}', '{NULL}')`, false},
+		{"existing_messages", postgres.ExistingMessagesSQL, `('{app_1,app_1}', '{e_1,e_2}')`, false},
+		{"insert_channels", postgres.InsertChannelsSQL, `('{app_1}', '{eu}', '{msg_1}')`, false},
+		{"insert_tags", postgres.InsertTagsSQL, `('{app_1}', '{t}', '{msg_1}')`, false},
 	}
 	fill := `INSERT INTO hookd_applications (id, name, created_at, updated_at) VALUES ('app_1', 'a', now(), now());
 		INSERT INTO hookd_endpoints (id, app_id, url, created_at, updated_at)

@@ -68,6 +68,10 @@ type Config struct {
 	// MaxConns bounds the pool's connections when the URL has no pool_max_conns. Default: 4 per
 	// CPU, at least 16.
 	MaxConns int
+	// Tracer, when set, traces every statement and batch of the store's connections, the
+	// queue's included (pgx's tracelog, an OpenTelemetry tracer; a pgx.BatchTracer sees each
+	// batch as one). Default: nil, no tracing.
+	Tracer pgx.QueryTracer
 }
 
 func (c *Config) withDefaults() *Config {
@@ -108,6 +112,9 @@ func poolConfig(url string, cfg *Config) (*pgxpool.Config, error) {
 	}
 	if !strings.Contains(url, "pool_max_conns") {
 		pc.MaxConns = int32(min(cfg.MaxConns, 1<<20))
+	}
+	if cfg.Tracer != nil {
+		pc.ConnConfig.Tracer = cfg.Tracer
 	}
 	if cfg.Schema != "" {
 		pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
@@ -221,22 +228,31 @@ func (s *Store) Close() error {
 
 // InTx runs fn in a new transaction, committed when fn returns nil and rolled back otherwise (also
 // when fn panics). Functions given to the transaction's AfterCommit run after the commit.
+//
+// The transaction's statements are pipelined on one connection of the pool (pipeConn): BEGIN
+// goes with the first, and writes held by HoldWrites go with COMMIT. Its Raw is a pgx.Tx on that
+// connection, begun when first asked for.
 func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) error {
-	pgxTx, err := s.pool.Begin(ctx)
+	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", classify(err))
 	}
+	p := &pipeConn{c: pc, ctx: ctx}
 	committed := false
 	defer func() {
 		if !committed {
-			_ = pgxTx.Rollback(context.WithoutCancel(ctx))
+			p.rollback(context.WithoutCancel(ctx))
 		}
+		pc.Release()
 	}()
-	t := &txn{queries: newQueries(pgxConn{pgxTx}), raw: pgxTx}
+	t := &txn{queries: newQueries(p), pipe: p}
 	if err := fn(t); err != nil {
+		if p.rawErr != nil {
+			return p.rawErr
+		}
 		return unavailable(err)
 	}
-	if err := pgxTx.Commit(ctx); err != nil {
+	if err := p.commit(ctx); err != nil {
 		return fmt.Errorf("commit transaction: %w", classify(err))
 	}
 	committed = true
@@ -276,7 +292,8 @@ type queries struct {
 // transaction.
 type txn struct {
 	queries
-	raw any
+	raw  any       // WrapTx's
+	pipe *pipeConn // InTx's
 	// onCommit runs after InTx commits. A transaction from WrapTx (wrapped) never runs it: the
 	// app commits it.
 	onCommit []func()
@@ -284,8 +301,9 @@ type txn struct {
 }
 
 var (
-	_ hookd.Tx             = (*txn)(nil)
-	_ hookd.AfterCommitter = (*txn)(nil)
+	_ hookd.Tx                 = (*txn)(nil)
+	_ hookd.AfterCommitter     = (*txn)(nil)
+	_ hookd.MessageBatchWriter = (*txn)(nil)
 )
 
 // AfterCommit registers f to run after InTx commits the transaction; it reports false, and never
@@ -298,5 +316,19 @@ func (t *txn) AfterCommit(f func()) bool {
 	return true
 }
 
-// Raw returns the driver's transaction: the pgx.Tx of InTx, or what WrapTx was given.
-func (t *txn) Raw() any { return t.raw }
+// Raw returns the driver's transaction: a pgx.Tx for InTx's (see pipeConn.rawTx), or what
+// WrapTx was given.
+func (t *txn) Raw() any {
+	if t.pipe != nil {
+		return t.pipe.rawTx()
+	}
+	return t.raw
+}
+
+// HoldWrites holds the transaction's writes from now on for its commit (InTx's; a wrapped
+// transaction runs them at once).
+func (t *txn) HoldWrites() {
+	if t.pipe != nil {
+		t.pipe.holding = true
+	}
+}
