@@ -90,16 +90,33 @@ func invalid(field, reason string) error {
 	return fmt.Errorf("postgres queue: %w", &hookd.ValidationError{Field: field, Reason: reason})
 }
 
+// insertJobsSQL inserts the jobs, but not a delivery's first scheduled attempt due at once (own)
+// while the delivery row is its own first job: that row is the job. A first attempt with a
+// NotBefore is a row of hookd_jobs, and its delivery's first_job is cleared (disown), so that
+// the attempt has one job. Each delivery is looked up on its own (LATERAL ... LIMIT 1, an index
+// lookup per job whatever the planner believes of the table; see loadWorkBatchSQL).
 const insertJobsSQL = `WITH jobs AS (
 	INSERT INTO hookd_jobs (lane, run_at, delivery_id, attempt, trigger_kind, not_before)
-	SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::integer[], $5::text[],
-		$6::timestamptz[])
+	SELECT v.lane, v.run_at, v.delivery_id, v.attempt, v.trigger_kind, v.not_before
+	FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::integer[], $5::text[], $6::timestamptz[], $7::boolean[])
+		AS v (lane, run_at, delivery_id, attempt, trigger_kind, not_before, own)
+	LEFT JOIN LATERAL (
+		SELECT true AS owned FROM hookd_deliveries AS d
+		WHERE v.own AND d.id = v.delivery_id AND d.first_job AND d.status = 'pending' LIMIT 1
+	) AS o ON true
+	WHERE o.owned IS NULL
+),
+disowned AS (
+	UPDATE hookd_deliveries AS d SET first_job = false FROM unnest($8::text[]) AS u (id)
+	WHERE d.id = ANY (ARRAY[u.id]) AND d.first_job
 )
-SELECT pg_notify($7, lane) FROM unnest($8::text[]) AS lanes (lane)`
+SELECT pg_notify($9, lane) FROM unnest($10::text[]) AS lanes (lane)`
 
 // EnqueueTx inserts jobs in tx: a transaction of the store's InTx, one of WrapTx, or any
 // hookd.Tx whose Raw is a pgx.Tx or a *sql.Tx of pgx's database/sql driver on the store's
-// database; any other gives an error wrapping hookd.ErrUnsupportedTx.
+// database; any other gives an error wrapping hookd.ErrUnsupportedTx. A delivery's first
+// scheduled attempt due at once inserts no row while the delivery is its own first job (see the
+// type's documentation), which a delivery inserted in tx is.
 func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) error {
 	if len(jobs) == 0 {
 		return nil
@@ -115,7 +132,8 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 		runAts                       = make([]time.Time, n)
 		attempts                     = make([]int32, n)
 		notBefores                   = make([]*time.Time, n)
-		notify                       []string
+		own                          = make([]bool, n)
+		disown, notify               []string
 		woken                        [3]bool
 	)
 	for i, j := range jobs {
@@ -124,11 +142,16 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 		}
 		l := j.Lane()
 		runAt := now
+		first := j.Attempt == 1 && j.Trigger == hookd.TriggerScheduled
 		if !j.NotBefore.IsZero() {
 			nb := j.NotBefore
 			notBefores[i] = &nb
 			runAt = maxTime(now, nb)
+			if first {
+				disown = append(disown, j.DeliveryID)
+			}
 		}
+		own[i] = first && j.NotBefore.IsZero()
 		lanes[i], runAts[i], deliveryIDs[i], attempts[i], triggers[i] = string(l), runAt, j.DeliveryID, int32(j.Attempt), string(j.Trigger)
 		if k := jobqueue.LaneIndex(l); !woken[k] && runAt.Before(now.Add(q.engine.Horizon(l))) {
 			woken[k] = true
@@ -138,7 +161,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 			notify = append(notify, string(l))
 		}
 	}
-	if _, err := c.exec(ctx, insertJobsSQL, lanes, runAts, deliveryIDs, attempts, triggers, notBefores, q.channel, notify); err != nil {
+	if _, err := c.exec(ctx, insertJobsSQL, lanes, runAts, deliveryIDs, attempts, triggers, notBefores, own, disown, q.channel, notify); err != nil {
 		return fmt.Errorf("postgres queue: enqueue %d jobs: %w", n, err)
 	}
 	return nil
