@@ -16,21 +16,40 @@ import (
 	"github.com/hookd/hookd/internal/jobqueue"
 )
 
-// Queue is the store's own hookd.Queue: jobs are rows of hookd_jobs in the store's database,
-// inserted in the transaction that writes the deliveries they carry. Any number of processes may
-// work one database's jobs. Its lanes, polls, snoozes, failures and stop are the SQL stores'
-// queue engine's, described in the package documentation of internal/jobqueue; what is
-// PostgreSQL's own follows.
+// Queue is the store's own hookd.Queue: jobs are rows in the store's database, written in the
+// transaction that writes the deliveries they carry. Any number of processes may work one
+// database's jobs. Its lanes, polls, snoozes, failures and stop are the SQL stores' queue
+// engine's, described in the package documentation of internal/jobqueue; what is PostgreSQL's
+// own follows.
+//
+// # A delivery is its own first job
+//
+// Most deliveries need one attempt, so the first attempt has no row of its own: the delivery row
+// is the job while its first_job column is true, which a new delivery is by default (migration
+// 14). EnqueueTx inserts no row for a first scheduled attempt due at once whose delivery is
+// pending and its own first job, as the delivery that Send inserts in the same transaction is.
+// Every other job is a row of hookd_jobs: a retry, a manual attempt, a first attempt with a
+// NotBefore (which clears first_job, so that the attempt has one job), an unparked or recovered
+// delivery's attempt. The delivery's own job ends with the writes that end its first attempt,
+// in their own statements: the attempt's record (a scheduled one; a manual attempt leaves it),
+// a status change (cancelled; the ordered endpoints' advance and unpark, which queue a job row),
+// a park. A snoozed or failed own job moves to hookd_jobs, as the same job with its failures, so
+// that the claims never walk over deliveries that wait; one given back by Stop stays.
 //
 // # Claims and leases
 //
 // A lane claims due jobs in one statement (FOR UPDATE SKIP LOCKED, so processes never wait on
-// each other) by moving their run_at to the end of a lease, the job timeout and 30 s: a claimed
-// job is due for nobody else, and the job of a process that died is due again when its lease
-// runs out. A lane looks ahead at most half a lease. A worked job is deleted; a snoozed or failed
-// one gets its new run_at; a job stopped by Stop is given back, due at once (or at its due time,
-// when it was stopped before it). These outcomes are written in batches (one statement for every
-// outcome waiting), each only if the job's claim is still the one that ran it.
+// each other) by moving their due time to the end of a lease, the job timeout and 30 s: a
+// claimed job is due for nobody else, and the job of a process that died is due again when its
+// lease runs out. The first lane claims its rows of hookd_jobs first, then the deliveries that
+// are their own first job (the partial index hookd_deliveries_first_job, in id order) into the
+// slots left: their due time (job_due) and claim count (job_claims) are in no index, so that a
+// claim is a HOT update, which the room left on each page (fillfactor 50) makes possible. A lane
+// looks ahead at most half a lease. A worked job's row is deleted; a snoozed or failed one gets
+// its new run_at; a job stopped by Stop is given back, due at once (or at its due time, when it
+// was stopped before it). These outcomes are written in batches (one statement for every outcome
+// waiting), each only if the job's claim is still the one that ran it; for a delivery's own job,
+// only on the row version its claim left, since any later version was written by what ended it.
 //
 // # Notifications
 //

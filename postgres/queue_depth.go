@@ -22,8 +22,8 @@ UNION ALL
 SELECT 'first', coalesce(job_due <= $1, true), count(*) FROM hookd_deliveries
 WHERE first_job AND status = 'pending' GROUP BY 1, 2`
 
-// QueueDepth counts the jobs of each lane, the deliveries that are their own first job among the
-// first lane's: Due those whose run_at has come, Scheduled the rest. A claimed job's run_at is
+// QueueDepth counts the jobs of each lane, with the deliveries that are their own first job in
+// the first lane: Due those whose run_at has come, Scheduled the rest. A claimed job's run_at is
 // the end of its lease, so a running job counts as Scheduled.
 func (q *Queue) QueueDepth(ctx context.Context) ([]hookd.LaneDepth, error) {
 	rows, err := q.s.pool.Query(ctx, queueDepthSQL, time.Now())
