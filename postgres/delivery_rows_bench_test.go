@@ -38,6 +38,7 @@ import (
 //   - jobs-inserted: rows inserted into hookd_jobs, and delivery-updates and hot-%: the updates
 //     of hookd_deliveries and the share of them that were HOT (pg_stat_user_tables of the test's
 //     schema, so exact on any server);
+//   - delivery-heap-B: the size of hookd_deliveries' heap at the end;
 //   - pg-cpu-µs: the CPU time of the server's processes (the postmaster, its children and the
 //     children it reaped), when it runs on this machine and this process may read its /proc.
 //
@@ -130,6 +131,11 @@ func BenchmarkDeliveryRows(b *testing.B) {
 	b.StopTimer()
 	after := readRowCounters(b, mon, bd.schema)
 
+	var heap int64
+	if err := mon.QueryRow(ctx, `SELECT pg_relation_size(format('%I.hookd_deliveries', $1::text)::regclass)`, bd.schema).Scan(&heap); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(heap)/float64(want), "delivery-heap-B/delivery")
 	if n := served.Load(); n < want {
 		b.Fatalf("the receiver got %d requests, want at least %d", n, want)
 	}
