@@ -14,6 +14,8 @@ import (
 // and the endpoints updated from arrays in data-modifying WITH clauses, each row folded in Go
 // beforehand to the state that applying the records one by one, in order, would leave. The
 // three touch different tables, so the order in which PostgreSQL runs them does not matter.
+// A scheduled attempt's record ends its delivery's own first job (first_job; see Queue) in the
+// same update; a manual one leaves it, since the scheduled attempt is still to be made.
 // Deliveries and endpoints are updated in id order, so that two processes recording at once
 // lock shared rows in one order.
 //
@@ -33,9 +35,10 @@ attempts AS (
 ),
 deliveries AS (
 	UPDATE hookd_deliveries AS d SET status = v.status, attempts = GREATEST(d.attempts, v.attempts),
-		next_attempt_at = v.next_attempt_at, last_error = v.last_error, updated_at = v.at
+		next_attempt_at = v.next_attempt_at, last_error = v.last_error, updated_at = v.at,
+		first_job = d.first_job AND NOT v.scheduled
 	FROM unnest($15::text[], $16::text[], $17::integer[], $18::timestamptz[], $19::text[],
-		$20::timestamptz[]) AS v (id, status, attempts, next_attempt_at, last_error, at)
+		$20::timestamptz[], $31::boolean[]) AS v (id, status, attempts, next_attempt_at, last_error, at, scheduled)
 	WHERE d.id = ANY (ARRAY[v.id])
 	RETURNING 1
 ),
@@ -61,11 +64,12 @@ func (t *txn) RecordAttempts(ctx context.Context, recs []hookd.AttemptRecord) er
 		return nil
 	}
 	deliveries, endpoints := sqlstore.FoldRecords(recs)
-	args := make([]any, 0, 30)
+	args := make([]any, 0, 31)
 	args = appendAttemptArrays(args, recs)
 	args = appendDeliveryArrays(args, deliveries)
 	args = appendHealthArrays(args, endpoints)
 	args = appendAttemptHeaderArrays(args, recs) // $29 and $30, after the columns they joined
+	args = append(args, scheduledRecords(recs, deliveries))
 
 	var updated int
 	if err := t.c.queryRow(ctx, recordAttemptsSQL, args...).Scan(&updated); err != nil {
@@ -93,6 +97,21 @@ func (t *txn) missingDelivery(ctx context.Context, ds []sqlstore.DeliveryUpdate)
 		return fmt.Errorf("a delivery: %w", hookd.ErrNotFound)
 	}
 	return err
+}
+
+// scheduledRecords says, for each of ds, whether recs hold a scheduled attempt of it ($31).
+func scheduledRecords(recs []hookd.AttemptRecord, ds []sqlstore.DeliveryUpdate) []bool {
+	scheduled := make(map[string]bool, len(ds))
+	for i := range recs {
+		if a := &recs[i].Attempt; a.Trigger != hookd.TriggerManual {
+			scheduled[a.DeliveryID] = true
+		}
+	}
+	out := make([]bool, len(ds))
+	for i, d := range ds {
+		out[i] = scheduled[d.ID]
+	}
+	return out
 }
 
 func appendAttemptArrays(args []any, recs []hookd.AttemptRecord) []any {

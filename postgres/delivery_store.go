@@ -106,7 +106,8 @@ func (t *txn) InsertDeliveries(ctx context.Context, ds []hookd.Delivery) error {
 }
 
 // ParkDelivery clears a pending delivery's next attempt time while its endpoint is ordered and an
-// earlier delivery to it is pending. It holds a share lock on the endpoint row until the
+// earlier delivery to it is pending; a parked delivery has no job, so it is no longer its own
+// first job either (Queue). It holds a share lock on the endpoint row until the
 // transaction ends, and reads after taking it: an update of the endpoint (Ordered turned off) and
 // LockFirstPending, which lock the row too, either end first and are read here, or wait and then
 // find the delivery parked.
@@ -122,7 +123,7 @@ func (t *txn) ParkDelivery(ctx context.Context, id, endpointID string, at time.T
 	if !ordered {
 		return false, nil
 	}
-	n, err := t.c.exec(ctx, `UPDATE hookd_deliveries SET next_attempt_at = NULL, updated_at = $1
+	n, err := t.c.exec(ctx, `UPDATE hookd_deliveries SET next_attempt_at = NULL, updated_at = $1, first_job = false
 		WHERE id = $2 AND status = 'pending' AND EXISTS (SELECT 1 FROM hookd_deliveries e
 			WHERE e.endpoint_id = $3 AND e.status = 'pending' AND e.id < $2)`, at, id, endpointID)
 	if err != nil {
@@ -143,10 +144,11 @@ func (t *txn) LockFirstPending(ctx context.Context, endpointID string) (*hookd.D
 }
 
 // SetDeliveryStatus writes the delivery's status, next attempt time and last error, with
-// UpdatedAt = at; its count of attempts stays.
+// UpdatedAt = at; its count of attempts stays. The delivery stops being its own first job (Queue):
+// its callers end it, or queue its next attempt in hookd_jobs.
 func (t *txn) SetDeliveryStatus(ctx context.Context, id string, status hookd.DeliveryStatus, nextAttemptAt *time.Time, lastError string, at time.Time) error {
 	err := mustAffect(t.c.exec(ctx, `UPDATE hookd_deliveries SET status = $1, next_attempt_at = $2,
-		last_error = $3, updated_at = $4 WHERE id = $5`,
+		last_error = $3, updated_at = $4, first_job = false WHERE id = $5`,
 		string(status), nullTime(nextAttemptAt), lastError, at, id))
 	if err != nil {
 		return fmt.Errorf("set delivery %s status %s: %w", id, status, err)

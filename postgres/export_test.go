@@ -30,6 +30,7 @@ func AsyncPool(s *Store) *pgxpool.Pool { return s.asyncPool }
 
 // The statements of the queue's and the workers' hot path.
 const (
+	InsertJobsSQL     = insertJobsSQL
 	ClaimJobsSQL      = claimJobsSQL
 	FinishJobsSQL     = finishJobsSQL
 	LoadWorkBatchSQL  = loadWorkBatchSQL

@@ -26,7 +26,8 @@ func TestIdempotencyDigestMigration(t *testing.T) {
 		`ALTER TABLE hookd_applications DROP COLUMN retry_schedule, DROP COLUMN timeout_ms`,
 		`DROP FUNCTION hookd_acquire_slots`, // migration 12's
 		`DROP TABLE hookd_endpoint_slots`,
-		`ALTER TABLE hookd_endpoints DROP COLUMN ordered`, // migration 13's
+		`ALTER TABLE hookd_endpoints DROP COLUMN ordered`,                                                                     // migration 13's
+		`ALTER TABLE hookd_deliveries DROP COLUMN first_job, DROP COLUMN job_due, DROP COLUMN job_claims, RESET (fillfactor)`, // migration 14's (its index goes with first_job)
 		`DELETE FROM hookd_migrations WHERE version >= 7`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {

@@ -16,21 +16,40 @@ import (
 	"github.com/hookd/hookd/internal/jobqueue"
 )
 
-// Queue is the store's own hookd.Queue: jobs are rows of hookd_jobs in the store's database,
-// inserted in the transaction that writes the deliveries they carry. Any number of processes may
-// work one database's jobs. Its lanes, polls, snoozes, failures and stop are the SQL stores'
-// queue engine's, described in the package documentation of internal/jobqueue; what is
-// PostgreSQL's own follows.
+// Queue is the store's own hookd.Queue: jobs are rows in the store's database, written in the
+// transaction that writes the deliveries they carry. Any number of processes may work one
+// database's jobs. Its lanes, polls, snoozes, failures and stop are the SQL stores' queue
+// engine's, described in the package documentation of internal/jobqueue; what is PostgreSQL's
+// own follows.
+//
+// # A delivery is its own first job
+//
+// Most deliveries need one attempt, so the first attempt has no row of its own: the delivery row
+// is the job while its first_job column is true, which a new delivery is by default (migration
+// 14). EnqueueTx inserts no row for a first scheduled attempt due at once whose delivery is
+// pending and its own first job, as the delivery that Send inserts in the same transaction is.
+// Every other job is a row of hookd_jobs: a retry, a manual attempt, a first attempt with a
+// NotBefore (which clears first_job, so that the attempt has one job), an unparked or recovered
+// delivery's attempt. The delivery's own job ends with the writes that end its first attempt,
+// in their own statements: the attempt's record (a scheduled one; a manual attempt leaves it),
+// a status change (cancelled; the ordered endpoints' advance and unpark, which queue a job row),
+// a park. A snoozed or failed own job moves to hookd_jobs, as the same job with its failures, so
+// that the claims never walk over deliveries that wait; one given back by Stop stays.
 //
 // # Claims and leases
 //
 // A lane claims due jobs in one statement (FOR UPDATE SKIP LOCKED, so processes never wait on
-// each other) by moving their run_at to the end of a lease, the job timeout and 30 s: a claimed
-// job is due for nobody else, and the job of a process that died is due again when its lease
-// runs out. A lane looks ahead at most half a lease. A worked job is deleted; a snoozed or failed
-// one gets its new run_at; a job stopped by Stop is given back, due at once (or at its due time,
-// when it was stopped before it). These outcomes are written in batches (one statement for every
-// outcome waiting), each only if the job's claim is still the one that ran it.
+// each other) by moving their due time to the end of a lease, the job timeout and 30 s: a
+// claimed job is due for nobody else, and the job of a process that died is due again when its
+// lease runs out. The first lane claims its rows of hookd_jobs first, then the deliveries that
+// are their own first job (the partial index hookd_deliveries_first_job, in id order) into the
+// slots left: their due time (job_due) and claim count (job_claims) are in no index, so that a
+// claim is a HOT update, which the room left on each page (fillfactor 50) makes possible. A lane
+// looks ahead at most half a lease. A worked job's row is deleted; a snoozed or failed one gets
+// its new run_at; a job stopped by Stop is given back, due at once (or at its due time, when it
+// was stopped before it). These outcomes are written in batches (one statement for every outcome
+// waiting), each only if the job's claim is still the one that ran it; for a delivery's own job,
+// only on the row version its claim left, since any later version was written by what ended it.
 //
 // # Notifications
 //
@@ -90,16 +109,33 @@ func invalid(field, reason string) error {
 	return fmt.Errorf("postgres queue: %w", &hookd.ValidationError{Field: field, Reason: reason})
 }
 
+// insertJobsSQL inserts the jobs, but not a delivery's first scheduled attempt due at once (own)
+// while the delivery row is its own first job: that row is the job. A first attempt with a
+// NotBefore is a row of hookd_jobs, and its delivery's first_job is cleared (disown), so that
+// the attempt has one job. Each delivery is looked up on its own (LATERAL ... LIMIT 1, an index
+// lookup per job whatever the planner believes of the table; see loadWorkBatchSQL).
 const insertJobsSQL = `WITH jobs AS (
 	INSERT INTO hookd_jobs (lane, run_at, delivery_id, attempt, trigger_kind, not_before)
-	SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::integer[], $5::text[],
-		$6::timestamptz[])
+	SELECT v.lane, v.run_at, v.delivery_id, v.attempt, v.trigger_kind, v.not_before
+	FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::integer[], $5::text[], $6::timestamptz[], $7::boolean[])
+		AS v (lane, run_at, delivery_id, attempt, trigger_kind, not_before, own)
+	LEFT JOIN LATERAL (
+		SELECT true AS owned FROM hookd_deliveries AS d
+		WHERE v.own AND d.id = v.delivery_id AND d.first_job AND d.status = 'pending' LIMIT 1
+	) AS o ON true
+	WHERE o.owned IS NULL
+),
+disowned AS (
+	UPDATE hookd_deliveries AS d SET first_job = false FROM unnest($8::text[]) AS u (id)
+	WHERE d.id = ANY (ARRAY[u.id]) AND d.first_job
 )
-SELECT pg_notify($7, lane) FROM unnest($8::text[]) AS lanes (lane)`
+SELECT pg_notify($9, lane) FROM unnest($10::text[]) AS lanes (lane)`
 
 // EnqueueTx inserts jobs in tx: a transaction of the store's InTx, one of WrapTx, or any
 // hookd.Tx whose Raw is a pgx.Tx or a *sql.Tx of pgx's database/sql driver on the store's
-// database; any other gives an error wrapping hookd.ErrUnsupportedTx.
+// database; any other gives an error wrapping hookd.ErrUnsupportedTx. A delivery's first
+// scheduled attempt due at once inserts no row while the delivery is its own first job (see the
+// type's documentation), which a delivery inserted in tx is.
 func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) error {
 	if len(jobs) == 0 {
 		return nil
@@ -115,7 +151,8 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 		runAts                       = make([]time.Time, n)
 		attempts                     = make([]int32, n)
 		notBefores                   = make([]*time.Time, n)
-		notify                       []string
+		own                          = make([]bool, n)
+		disown, notify               []string
 		woken                        [3]bool
 	)
 	for i, j := range jobs {
@@ -124,11 +161,16 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 		}
 		l := j.Lane()
 		runAt := now
+		first := j.Attempt == 1 && j.Trigger == hookd.TriggerScheduled
 		if !j.NotBefore.IsZero() {
 			nb := j.NotBefore
 			notBefores[i] = &nb
 			runAt = maxTime(now, nb)
+			if first {
+				disown = append(disown, j.DeliveryID)
+			}
 		}
+		own[i] = first && j.NotBefore.IsZero()
 		lanes[i], runAts[i], deliveryIDs[i], attempts[i], triggers[i] = string(l), runAt, j.DeliveryID, int32(j.Attempt), string(j.Trigger)
 		if k := jobqueue.LaneIndex(l); !woken[k] && runAt.Before(now.Add(q.engine.Horizon(l))) {
 			woken[k] = true
@@ -138,7 +180,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 			notify = append(notify, string(l))
 		}
 	}
-	if _, err := c.exec(ctx, insertJobsSQL, lanes, runAts, deliveryIDs, attempts, triggers, notBefores, q.channel, notify); err != nil {
+	if _, err := c.exec(ctx, insertJobsSQL, lanes, runAts, deliveryIDs, attempts, triggers, notBefores, own, disown, q.channel, notify); err != nil {
 		return fmt.Errorf("postgres queue: enqueue %d jobs: %w", n, err)
 	}
 	return nil

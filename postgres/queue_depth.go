@@ -15,11 +15,16 @@ var (
 )
 
 // queueDepthSQL counts the jobs of each lane, due or not, on the index hookd_jobs_due (lane,
-// run_at), which holds every column it reads.
-const queueDepthSQL = `SELECT lane, run_at <= $1, count(*) FROM hookd_jobs GROUP BY 1, 2`
+// run_at), which holds every column it reads, and the deliveries that are their own first job
+// on hookd_deliveries_first_job (their job_due, which no index holds, read from each row).
+const queueDepthSQL = `SELECT lane, run_at <= $1, count(*) FROM hookd_jobs GROUP BY 1, 2
+UNION ALL
+SELECT 'first', coalesce(job_due <= $1, true), count(*) FROM hookd_deliveries
+WHERE first_job AND status = 'pending' GROUP BY 1, 2`
 
-// QueueDepth counts the jobs of each lane: Due those whose run_at has come, Scheduled the rest.
-// A claimed job's run_at is the end of its lease, so a running job counts as Scheduled.
+// QueueDepth counts the jobs of each lane, with the deliveries that are their own first job in
+// the first lane: Due those whose run_at has come, Scheduled the rest. A claimed job's run_at is
+// the end of its lease, so a running job counts as Scheduled.
 func (q *Queue) QueueDepth(ctx context.Context) ([]hookd.LaneDepth, error) {
 	rows, err := q.s.pool.Query(ctx, queueDepthSQL, time.Now())
 	if err != nil {

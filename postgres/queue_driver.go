@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,11 +31,13 @@ var (
 )
 
 // claimRef is a job this process claimed: leased by its claims-th claim, its row version at tid
-// until its outcome is written.
+// until its outcome is written. own is the delivery's id when the job is the delivery row's own
+// first job (id is then unused), "" for a row of hookd_jobs.
 type claimRef struct {
 	id     int64
 	tid    pgtype.TID
 	claims int32
+	own    string
 }
 
 // Open does nothing: the claims are what keep processes apart.
@@ -44,7 +47,10 @@ func (d *claimsDriver) Open() error { return nil }
 func (d *claimsDriver) Close() error { return nil }
 
 // claimJobsSQL claims the due jobs of a lane, oldest first, skipping those another transaction
-// has locked, and returns each with the run_at it had and where its new row version is.
+// has locked, and returns each with the run_at it had and where its new row version is. In the
+// first lane it then claims, into the slots the jobs left, the due deliveries that are their own
+// first job (hookd_deliveries_first_job, in id order), by moving job_due, which no index holds:
+// a HOT update.
 //
 // The claimed rows are joined to the rows they update by ctid, not by id: the only plan is a
 // TID scan per row, whatever the planner believes of the table's size. (Joined by id, the plan
@@ -53,13 +59,29 @@ func (d *claimsDriver) Close() error { return nil }
 // outcomes read the whole job table, dead rows included, about 300 pages each.) A row another
 // process updated after this statement's snapshot was taken is locked but not updated (its new
 // version is not visible to the update): it stays due, for the next claim.
-const claimJobsSQL = `UPDATE hookd_jobs AS j SET run_at = GREATEST(due.run_at, $3) + $4::interval, claims = j.claims + 1
-FROM (
-	SELECT ctid, run_at FROM hookd_jobs WHERE lane = $1 AND run_at <= $2
-	ORDER BY run_at, id LIMIT $5 FOR UPDATE SKIP LOCKED
-) AS due
-WHERE j.ctid = due.ctid
-RETURNING j.id, j.ctid, due.run_at, j.delivery_id, j.attempt, j.trigger_kind, j.not_before, j.claims, j.failures`
+const claimJobsSQL = `WITH jobs AS (
+	UPDATE hookd_jobs AS j SET run_at = GREATEST(due.run_at, $3) + $4::interval, claims = j.claims + 1
+	FROM (
+		SELECT ctid, run_at FROM hookd_jobs WHERE lane = $1 AND run_at <= $2
+		ORDER BY run_at, id LIMIT $5 FOR UPDATE SKIP LOCKED
+	) AS due
+	WHERE j.ctid = due.ctid
+	RETURNING j.id, j.ctid, due.run_at, j.delivery_id, j.attempt, j.trigger_kind, j.not_before, j.claims, j.failures
+),
+own AS (
+	UPDATE hookd_deliveries AS d SET job_due = GREATEST(due.job_due, $3) + $4::interval, job_claims = d.job_claims + 1
+	FROM (
+		SELECT ctid, job_due FROM hookd_deliveries
+		WHERE first_job AND status = 'pending' AND (job_due IS NULL OR job_due <= $2)
+		ORDER BY id LIMIT CASE WHEN $1 = 'first' THEN greatest($5 - (SELECT count(*) FROM jobs), 0) ELSE 0 END
+		FOR UPDATE SKIP LOCKED
+	) AS due
+	WHERE d.ctid = due.ctid
+	RETURNING d.id, d.ctid, coalesce(due.job_due, $3) AS job_due, d.job_claims
+)
+SELECT id, ctid, run_at, delivery_id, attempt, trigger_kind, not_before, claims, failures, false FROM jobs
+UNION ALL
+SELECT 0, ctid, job_due, id, 1, 'scheduled', NULL, job_claims, 0, true FROM own`
 
 // Fetch claims up to limit jobs of lane due by horizon, or within half a lease if that is sooner:
 // a claimed job is due again when its lease runs out, so the horizon stays well inside a lease,
@@ -82,13 +104,17 @@ func (d *claimsDriver) Fetch(ctx context.Context, lane hookd.Lane, limit int, ho
 			notBefore *time.Time
 			attempt   int32
 			failures  int32
+			own       bool
 		)
-		if err := rows.Scan(&j.Ref.id, &j.Ref.tid, &j.RunAt, &j.DeliveryID, &attempt, &trigger, &notBefore, &j.Ref.claims, &failures); err != nil {
+		if err := rows.Scan(&j.Ref.id, &j.Ref.tid, &j.RunAt, &j.DeliveryID, &attempt, &trigger, &notBefore, &j.Ref.claims, &failures, &own); err != nil {
 			return nil, err
 		}
 		j.Attempt, j.Trigger, j.Failures = int(attempt), hookd.AttemptTrigger(trigger), int(failures)
 		if notBefore != nil {
 			j.NotBefore = notBefore.UTC()
+		}
+		if own {
+			j.Ref.own = j.DeliveryID
 		}
 		jobs = append(jobs, j)
 	}
@@ -108,6 +134,14 @@ func (d *claimsDriver) Fetch(ctx context.Context, lane hookd.Lane, limit int, ho
 // and outcomes may update a leased job's row, and a rewrite of the table (VACUUM FULL,
 // pg_repack) moves every row; an outcome that misses its row this way matches nothing, and the
 // job runs again once its lease runs out (at least once, never lost).
+//
+// A delivery's own first job is settled on its delivery row by the same rule, which there says
+// more: a row version that is no longer the claim's was written since (its attempt recorded,
+// its status set, the delivery parked: each of which ended the first job), so the outcome has
+// nothing left to do. On the claim's own version, a finished job's first_job is cleared (its
+// handler returned without writing the delivery); a job given back is due again at its run_at;
+// a snoozed or failed one moves to hookd_jobs, due at its run_at with its failures, so that the
+// claims of the first lane never walk over deliveries that wait.
 const finishJobsSQL = `WITH done AS (
 	DELETE FROM hookd_jobs AS j USING unnest($1::tid[], $2::bigint[], $3::integer[]) AS v (tid, id, claims)
 	WHERE j.ctid = v.tid AND j.id = v.id AND j.claims = v.claims
@@ -117,33 +151,59 @@ again AS (
 	FROM unnest($4::tid[], $5::bigint[], $6::integer[], $7::timestamptz[], $8::integer[], $9::text[])
 		AS v (tid, id, claims, run_at, failures, last_error)
 	WHERE j.ctid = v.tid AND j.id = v.id AND j.claims = v.claims
+),
+own AS (
+	UPDATE hookd_deliveries AS d SET first_job = v.released, job_due = CASE WHEN v.released THEN v.run_at ELSE d.job_due END
+	FROM unnest($10::tid[], $11::text[], $12::integer[], $13::boolean[], $14::boolean[], $15::timestamptz[], $16::integer[], $17::text[])
+		AS v (tid, id, claims, released, moved, run_at, failures, last_error)
+	WHERE d.ctid = v.tid AND d.id = v.id AND d.job_claims = v.claims AND d.first_job
+	RETURNING d.id, v.moved, v.run_at, v.failures, v.last_error
+),
+moved AS (
+	INSERT INTO hookd_jobs (lane, run_at, delivery_id, attempt, trigger_kind, failures, last_error)
+	SELECT 'first', run_at, id, 1, 'scheduled', failures, last_error FROM own WHERE moved
 )
 SELECT 1`
 
 // Settle writes a batch of outcomes in one statement: finished jobs deleted, the others (given
-// back ones too) due again at their run_at.
+// back ones too) due again at their run_at; the deliveries' own first jobs as finishJobsSQL says.
 func (d *claimsDriver) Settle(ctx context.Context, batch []jobqueue.Outcome[claimRef]) error {
 	// Rows in id order, so that two processes' statements lock shared rows in one order.
-	slices.SortFunc(batch, func(a, b jobqueue.Outcome[claimRef]) int { return int(min(max(a.Ref.id-b.Ref.id, -1), 1)) })
+	slices.SortFunc(batch, func(a, b jobqueue.Outcome[claimRef]) int {
+		if c := strings.Compare(a.Ref.own, b.Ref.own); c != 0 {
+			return c
+		}
+		return int(min(max(a.Ref.id-b.Ref.id, -1), 1))
+	})
 	var (
-		doneTIDs, againTIDs   []pgtype.TID
-		doneIDs               []int64
-		doneClaims            []int32
-		againIDs              []int64
-		againClaims, failures []int32
-		runAts                []time.Time
-		lastErrors            []string
+		doneTIDs, againTIDs, ownTIDs []pgtype.TID
+		doneIDs                      []int64
+		doneClaims                   []int32
+		againIDs                     []int64
+		againClaims, failures        []int32
+		runAts                       []time.Time
+		lastErrors                   []string
+		ownIDs, ownErrors            []string
+		ownClaims, ownFailures       []int32
+		ownReleased, ownMoved        []bool
+		ownRunAts                    []time.Time
 	)
 	for _, o := range batch {
 		r := o.Ref
-		if o.Result == jobqueue.Done {
+		switch {
+		case r.own != "":
+			ownTIDs, ownIDs, ownClaims = append(ownTIDs, r.tid), append(ownIDs, r.own), append(ownClaims, r.claims)
+			ownReleased, ownMoved = append(ownReleased, o.Result == jobqueue.Released), append(ownMoved, o.Result == jobqueue.Again)
+			ownRunAts, ownFailures, ownErrors = append(ownRunAts, o.RunAt), append(ownFailures, int32(o.Failures)), append(ownErrors, o.LastError)
+		case o.Result == jobqueue.Done:
 			doneTIDs, doneIDs, doneClaims = append(doneTIDs, r.tid), append(doneIDs, r.id), append(doneClaims, r.claims)
-			continue
+		default:
+			againTIDs, againIDs, againClaims, runAts = append(againTIDs, r.tid), append(againIDs, r.id), append(againClaims, r.claims), append(runAts, o.RunAt)
+			failures, lastErrors = append(failures, int32(o.Failures)), append(lastErrors, o.LastError)
 		}
-		againTIDs, againIDs, againClaims, runAts = append(againTIDs, r.tid), append(againIDs, r.id), append(againClaims, r.claims), append(runAts, o.RunAt)
-		failures, lastErrors = append(failures, int32(o.Failures)), append(lastErrors, o.LastError)
 	}
-	_, err := d.s.asyncPool.Exec(ctx, finishJobsSQL, doneTIDs, doneIDs, doneClaims, againTIDs, againIDs, againClaims, runAts, failures, lastErrors)
+	_, err := d.s.asyncPool.Exec(ctx, finishJobsSQL, doneTIDs, doneIDs, doneClaims, againTIDs, againIDs, againClaims, runAts, failures, lastErrors,
+		ownTIDs, ownIDs, ownClaims, ownReleased, ownMoved, ownRunAts, ownFailures, ownErrors)
 	return err
 }
 
