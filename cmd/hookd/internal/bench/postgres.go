@@ -318,7 +318,7 @@ func benchRedisClient(url string) (*redis.Client, error) {
 
 // pingBenchBackends checks that the PostgreSQL and Redis servers the targets use answer.
 func pingBenchBackends(ctx context.Context, o *Options) error {
-	pg := o.DBURL != "" && slices.ContainsFunc(o.Targets, func(t string) bool { return strings.HasPrefix(t, "postgres") || t == "fleet" })
+	pg := o.DBURL != "" && slices.ContainsFunc(o.Targets, func(t string) bool { return strings.HasPrefix(t, "postgres") || t == "serve-postgres" || t == "fleet" })
 	if !pg {
 		return nil
 	}

@@ -47,21 +47,57 @@ type benchPath struct {
 // arrivalKey names one delivery as a receiver sees it.
 type arrivalKey struct{ id, path string }
 
-// newBenchReceiver starts a receiver; close stops it.
+// receiver is where a benchmark's endpoints point: a benchReceiver in this process, or one in a
+// child process of its own (apartReceiver, with --apart).
+type receiver interface {
+	// url returns the URL of path on the receiver.
+	url(path string) string
+	// expect makes path accept requests signed with secret; a hanging path never answers them.
+	expect(path, secret string, hang bool) error
+	// deliveredCount returns the verified deliveries so far, for the progress line.
+	deliveredCount() int
+	// reached returns a probe for waitFor that is done at n verified deliveries.
+	reached(n int) func() (int, bool, error)
+	// lastArrival returns the latest first arrival on an answering path.
+	lastArrival() (time.Time, error)
+	// waitArrival waits for the verified arrival of message id at path and returns its time.
+	waitArrival(ctx context.Context, id, path string, stall time.Duration) (time.Time, error)
+	// counts returns what the receiver saw, against expected deliveries.
+	counts(expected int) (benchCounts, error)
+	// close stops the receiver, cutting the requests still hanging.
+	close()
+}
+
+var _ receiver = (*benchReceiver)(nil)
+
+// newBenchReceiver starts a receiver on 127.0.0.1; close stops it.
 func newBenchReceiver() (*benchReceiver, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("receiver: %w", err)
 	}
+	return serveBenchReceiver(ln, nil), nil
+}
+
+// serveBenchReceiver starts a receiver on ln. A non-nil control makes the handler of the paths
+// under receiverControlPrefix, which no endpoint's path starts with (the receiver child's).
+func serveBenchReceiver(ln net.Listener, control func(*benchReceiver) http.Handler) *benchReceiver {
 	r := &benchReceiver{
 		base:    "http://" + ln.Addr().String(),
 		paths:   map[string]*benchPath{},
 		first:   map[arrivalKey]time.Time{},
 		changed: make(chan struct{}),
 	}
-	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	var h http.Handler = r
+	if control != nil {
+		mux := http.NewServeMux()
+		mux.Handle(receiverControlPrefix, control(r))
+		mux.Handle("/", r)
+		h = mux
+	}
+	r.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go r.srv.Serve(ln)
-	return r, nil
+	return r
 }
 
 // url returns the URL of path on the receiver.
@@ -145,10 +181,31 @@ func (r *benchReceiver) reached(n int) func() (int, bool, error) {
 }
 
 // lastArrival returns the latest first arrival on an answering path.
-func (r *benchReceiver) lastArrival() time.Time {
+func (r *benchReceiver) lastArrival() (time.Time, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.last
+	return r.last, nil
+}
+
+// waitDelivered waits up to wait for n verified deliveries and returns the count then.
+func (r *benchReceiver) waitDelivered(ctx context.Context, n int, wait time.Duration) int {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		r.mu.Lock()
+		ch := r.changed
+		r.mu.Unlock()
+		if c := r.deliveredCount(); c >= n {
+			return c
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return r.deliveredCount()
+		case <-timer.C:
+			return r.deliveredCount()
+		}
+	}
 }
 
 // waitArrival waits for the verified arrival of message id at path and returns its time.
@@ -175,13 +232,13 @@ func (r *benchReceiver) waitArrival(ctx context.Context, id, path string, stall 
 }
 
 // counts returns what the receiver saw, against expected deliveries.
-func (r *benchReceiver) counts(expected int) benchCounts {
+func (r *benchReceiver) counts(expected int) (benchCounts, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return benchCounts{
 		Expected: expected, Delivered: r.deliveredCount(), Requests: int(r.requests.Load()),
 		Unverified: int(r.unverified.Load()), Duplicates: r.dups, HangingRequests: r.hangReq,
-	}
+	}, nil
 }
 
 // progressLine redraws one line on w ("\r") with a bar and a count, until finish.
