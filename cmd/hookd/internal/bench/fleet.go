@@ -119,10 +119,11 @@ func (t *fleetTarget) used() (schemas, namespaces []string) {
 // appName is the application_name of the children's connections.
 func (t *fleetTarget) appName() string { return "hookd-bench-" + t.run + "-" + t.label }
 
-// runBackends returns the pids of the PostgreSQL backends of the children's connections.
-func (t *fleetTarget) runBackends(ctx context.Context) (string, []int, bool) {
+// runBackends returns the pids of the PostgreSQL backends of the children's connections, and
+// of the server's own processes.
+func (t *fleetTarget) runBackends(ctx context.Context) (string, []int, []int, bool) {
 	if t.sqliteDir != "" {
-		return "", nil, false
+		return "", nil, nil, false
 	}
 	return backendsNamed(ctx, t.dbURL, t.appName())
 }

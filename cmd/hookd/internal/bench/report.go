@@ -322,14 +322,15 @@ func (r *Report) Text() string {
 			}
 			if len(machineShareNames(r)) > 0 {
 				fmt.Fprintln(b, "  The whole machine's: every CPU's time but idle and I/O wait in /proc/stat, split into hookd's")
-				fmt.Fprintln(b, "  children, the servers' processes, the receiver and sender children, this process (bench), and")
-				fmt.Fprintln(b, "  other: the rest of the machine, other work on it. The shares add up to the whole.")
+				fmt.Fprintln(b, "  children, the servers' processes (postgres: this run's backends and its own processes), the")
+				fmt.Fprintln(b, "  receiver and sender children, this process (bench), and other: the rest of the machine, other")
+				fmt.Fprintln(b, "  work on it (other clients' backends too). The shares add up to the whole.")
 			}
 			if len(servers) > 0 {
 				fmt.Fprintf(b, "  The %s processes' by /proc/<pid>/stat: every one on this machine, whatever it served,\n", strings.Join(servers, " and "))
 				fmt.Fprintln(b, "  with the children that ended meanwhile (PostgreSQL's backends, through the postmaster); of which")
 				fmt.Fprintln(b, "  this run's backends: those whose connection has the run's application_name, without the server's")
-				fmt.Fprintln(b, "  shared processes (WAL writer, checkpointer, autovacuum) and other clients' backends.")
+				fmt.Fprintln(b, "  own processes (WAL writer, checkpointer, autovacuum), shown apart, and other clients' backends.")
 			}
 			fmt.Fprint(b, "  Peak RSS: this process's during B1 (getrusage maxrss, reset before B1 through /proc/self/clear_refs)")
 			if len(servers) > 0 {
@@ -483,6 +484,13 @@ func (r *Report) resourceRows(row func(string, func(*benchTargetReport) string, 
 		}
 		if slices.ContainsFunc(r.Targets, func(t *benchTargetReport) bool { return cell(run)(t) != "-" }) {
 			row("  of which this run's "+name+" backends (how many)", cell(run), "")
+			row("  of which "+name+"'s own processes (how many)", cell(func(res *b1Resources) (string, bool) {
+				s, ok := server(res, name)
+				if !ok || s.Shared == nil {
+					return "", false
+				}
+				return fmt.Sprintf("%s (%d)", cpuMicros(s.Shared.CPUPerDeliveryUs), s.Shared.Processes), true
+			}), "")
 		}
 	}
 	if len(servers) > 0 || len(hookdProcs) > 0 || len(apartProcs) > 0 {

@@ -31,6 +31,9 @@ type usageSample struct {
 	// target can tell them apart from the server's others (see runBackendLister).
 	runServer string
 	runPIDs   []int
+	// sharedPIDs are runServer's own processes, which serve every client (PostgreSQL's WAL
+	// writer, checkpointer, background writer, autovacuum).
+	sharedPIDs []int
 	// processes holds the target's hookd processes (see processLister), in its order, then
 	// the receiver and sender children of --apart.
 	processes []processSample
@@ -79,9 +82,9 @@ type serverSample struct {
 // runBackendLister is a target that can tell which of its server's processes serve this run:
 // the PostgreSQL targets, whose connections carry an application_name of their own.
 type runBackendLister interface {
-	// runBackends returns the server's name and the pids of its processes that serve this run;
-	// false when they cannot be listed.
-	runBackends(ctx context.Context) (server string, pids []int, ok bool)
+	// runBackends returns the server's name, the pids of its processes that serve this run, and
+	// those of its own processes, which serve every client; false when they cannot be listed.
+	runBackends(ctx context.Context) (server string, run, shared []int, ok bool)
 }
 
 // sampleUsage reads the CPU time and peak memory of this process, of t's hookd processes and
@@ -107,8 +110,8 @@ func sampleUsage(ctx context.Context, t benchTarget, resetPeak bool, apart []ben
 	if len(s.asked) > 0 {
 		s.servers = readServers(s.asked)
 		if l, ok := t.(runBackendLister); ok && s.servers != nil {
-			if name, pids, ok := l.runBackends(ctx); ok {
-				s.runServer, s.runPIDs = name, pids
+			if name, run, shared, ok := l.runBackends(ctx); ok {
+				s.runServer, s.runPIDs, s.sharedPIDs = name, run, shared
 			}
 		}
 	}
@@ -219,6 +222,10 @@ type serverUsage struct {
 	// connections), leaving out the server's shared processes and other clients' backends;
 	// absent where they cannot be told apart (Redis).
 	Run *runProcessUsage `json:"run,omitempty"`
+	// Shared counts the server's own processes, which serve every client (PostgreSQL's WAL
+	// writer, checkpointer, background writer, autovacuum workers alive at both ends); absent
+	// with Run.
+	Shared *runProcessUsage `json:"shared,omitempty"`
 }
 
 // processUsage is what one process outside this process (hookd's, the receiver, the sender)
@@ -282,24 +289,34 @@ func (s usageSample) since(before usageSample, deliveries int) *b1Resources {
 		}
 		cpu := max(a.cpu-b.cpu, 0)
 		total += cpu
-		parts = append(parts, namedCPU{name, cpu})
 		u := serverUsage{
 			Name: name, Processes: a.processes, CPUSeconds: cpu.Seconds(), CPUPerDeliveryUs: perDelivery(cpu),
 			MaxVmHWMKiB: a.maxHWMKiB,
 		}
+		// The machine's share of a server is the whole of its processes, or, where the run's
+		// can be told apart, theirs and the server's own: other clients' backends (other work
+		// on a shared server) then count in other.
+		share := cpu
 		if name == s.runServer && name == before.runServer {
-			// The processes that served the run at either end, from their CPU time at the
-			// start (or 0, started since) to the end; one that ended meanwhile is lost.
-			var run time.Duration
-			n := 0
-			for _, pid := range slices.Compact(slices.Sorted(slices.Values(slices.Concat(before.runPIDs, s.runPIDs)))) {
-				if end, ok := a.byPID[pid]; ok {
-					run += max(end-b.byPID[pid], 0)
-					n++
+			// The processes at either end, from their CPU time at the start (or 0, started
+			// since) to the end; one that ended meanwhile is lost.
+			sum := func(pids ...[]int) (*runProcessUsage, time.Duration) {
+				var d time.Duration
+				n := 0
+				for _, pid := range slices.Compact(slices.Sorted(slices.Values(slices.Concat(pids...)))) {
+					if end, ok := a.byPID[pid]; ok {
+						d += max(end-b.byPID[pid], 0)
+						n++
+					}
 				}
+				return &runProcessUsage{Processes: n, CPUSeconds: d.Seconds(), CPUPerDeliveryUs: perDelivery(d)}, d
 			}
-			u.Run = &runProcessUsage{Processes: n, CPUSeconds: run.Seconds(), CPUPerDeliveryUs: perDelivery(run)}
+			var run, shared time.Duration
+			u.Run, run = sum(before.runPIDs, s.runPIDs)
+			u.Shared, shared = sum(before.sharedPIDs, s.sharedPIDs)
+			share = run + shared
 		}
+		parts = append(parts, namedCPU{name, share})
 		r.Servers = append(r.Servers, u)
 	}
 	if complete {
