@@ -55,8 +55,9 @@ The benchmarks:
       concurrent producers: sends/s, send latency, and deliveries/s from the first send
       to the last verified delivery (target 1,500/s on SQLite, 5,000/s on PostgreSQL;
       through the API also 1,000 sends/s). Also the CPU time per delivery of this
-      process, of fleet's hookd processes, and of the postgres and redis-server
-      processes on this machine, and their peak memory.
+      process, of the hookd serve children, of --apart's receiver and sender, of the
+      postgres and redis-server processes on this machine and of the whole machine
+      (/proc/stat, split between them and the rest), and their peak memory.
   B2  200 messages to --endpoints endpoints of which one never answers (1 s timeout):
       time until every healthy delivery arrives, against the same run without the
       hanging endpoint (target: within 1.2x).
