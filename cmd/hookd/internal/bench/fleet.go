@@ -339,6 +339,9 @@ func (i *fleetInstance) close() error {
 	if !t.keep && i.schema != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), benchCleanupTimeout)
 		defer cancel()
+		// A killed child's backend may still be in a statement on the schema's tables, and a
+		// DROP beside it can deadlock with it: wait for them to end first.
+		waitBackendsGone(ctx, t.dbURL, t.appName())
 		errs = append(errs, dropBenchSchema(ctx, t.dbURL, i.schema))
 	}
 	return errors.Join(errs...)
@@ -441,4 +444,29 @@ func (c *fleetChild) stop() error {
 		<-c.exited
 	})
 	return c.stopErr
+}
+
+// waitBackendsGone waits, until ctx ends, for the server at dbURL to have no backend whose
+// connection has the application_name appName; it gives up quietly, the DROP that follows
+// saying what is wrong.
+func waitBackendsGone(ctx context.Context, dbURL, appName string) {
+	conn, err := connectDB(ctx, dbURL)
+	if err != nil {
+		return
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var n int
+		err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", appName).Scan(&n)
+		if err != nil || n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
