@@ -46,8 +46,8 @@ var fleetListening = regexp.MustCompile(`^listening on (http://\S+)$`)
 // fleetTarget is hookd serve in child processes of the bench: per run, a new SQLite file in
 // sqliteDir, or a new schema ("bench_<run>_<target>_<benchmark>") on dbURL, and on it one
 // process of serve's default --role all (workers 0) or one "--role api" process and workers
-// "--role worker" processes (PostgreSQL only), all with serve's defaults (its workers, its retry schedule) but for
-// what the bench needs: loopback allowed (--allow-subnets 127.0.0.0/8), B2's --timeout, and no
+// "--role worker" processes (PostgreSQL only), all with serve's defaults (its workers, its
+// retry schedule) but for what the bench needs: loopback allowed (--allow-subnets 127.0.0.0/8), B2's --timeout, and no
 // per-application quota (--max-endpoints-per-app and --max-messages-per-second-per-app none: B1
 // sends to one application faster than serve's default rate, which bounds a tenant, not the
 // engine measured). The database URL and the admin token reach the children through HOOKD_DB
@@ -347,10 +347,11 @@ func (i *fleetInstance) close() error {
 	return errors.Join(errs...)
 }
 
-// fleetChild is one "hookd serve" child process. Its stderr is read until it ends, the last
-// lines kept for an error, so that the child never blocks on a full pipe.
+// fleetChild is one child process that writes "listening on URL" on stderr once it serves: a
+// "hookd serve", or --apart's "hookd bench receiver" or "hookd bench sender". Its stderr is read
+// until it ends, the last lines kept for an error, so that the child never blocks on a full pipe.
 type fleetChild struct {
-	role string // api, worker 1, ...
+	role string // api, worker 1, serve, bench receiver, ...
 	cmd  *exec.Cmd
 	url  string // where it listens, from its "listening on" line
 
