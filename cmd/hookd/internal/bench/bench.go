@@ -1,7 +1,9 @@
 // Package bench measures hookd's throughput and latency on fresh databases: the benchmarks B1,
 // B2, B3 and B4 of "hookd bench", through each target (the library on SQLite, the HTTP API, the
-// library on PostgreSQL with each queue, hookd serve as child processes on PostgreSQL), against
-// a verifying receiver in this process.
+// library on PostgreSQL with each queue, hookd serve as child processes on SQLite and
+// PostgreSQL), against a verifying receiver in this process or, with Options.Apart, with the
+// receiver and the senders in child processes of their own (the hidden "hookd bench receiver"
+// and "hookd bench sender", RunReceiver and RunSender).
 //
 // Run takes Options (DefaultOptions, adjusted and checked with Check) and returns a Report,
 // which prints as text (Report.Text) or as JSON as it is. cmd/hookd's bench command maps its
@@ -36,8 +38,12 @@ const (
 )
 
 // TargetNames are the targets Options.Targets may hold, in the order a run measures them. The
-// postgres targets and fleet need a DBURL, and postgres+redis a QueueURL too.
-var TargetNames = []string{"library", "api", "postgres", "postgres+redis", "postgres+river", "fleet"}
+// postgres targets, serve-postgres and fleet need a DBURL, and postgres+redis a QueueURL too.
+var TargetNames = []string{"library", "api", "postgres", "postgres+redis", "postgres+river", "serve", "serve-postgres", "fleet"}
+
+// childTargets are the targets that run hookd as "hookd serve" child processes, the ones
+// Options.Apart applies to.
+var childTargets = []string{"serve", "serve-postgres", "fleet"}
 
 // Benchmarks are the benchmarks Options.Only may hold, in the order a run measures them.
 var Benchmarks = []string{"B1", "B2", "B3", "B4"}
@@ -60,8 +66,18 @@ type Options struct {
 	// FleetWorkers is the number of "hookd serve --role worker" processes of the fleet target;
 	// default 2.
 	FleetWorkers int
-	// HookdBinary is the hookd binary the fleet target starts; "": this process's executable.
+	// HookdBinary is the hookd binary the serve, serve-postgres and fleet targets start as hookd
+	// serve; "": this process's executable.
 	HookdBinary string
+	// Apart runs the receiver and the senders of the serve, serve-postgres and fleet targets in
+	// child processes of their own ("hookd bench receiver" and "hookd bench sender" of
+	// ApartBinary), so that this process only orchestrates; the other targets of the run keep
+	// them in this process. Default false.
+	Apart bool
+	// ApartBinary is the binary whose hidden "bench receiver" and "bench sender" commands
+	// Apart starts; "": this process's executable. It may differ from HookdBinary, which an
+	// older build may be.
+	ApartBinary string
 
 	B2Messages int           // B2 messages; default 200
 	B2Timeout  time.Duration // B2's delivery timeout; default 1 s
@@ -148,12 +164,16 @@ func Run(ctx context.Context, o Options, args []string) (*Report, error) {
 			ts = append(ts, &postgresTarget{dbURL: o.DBURL, queueURL: o.QueueURL, run: o.RunID, keep: o.Keep, logger: o.Logger})
 		case "postgres+river":
 			ts = append(ts, &postgresTarget{dbURL: o.DBURL, river: true, run: o.RunID, keep: o.Keep, logger: o.Logger})
+		case "serve":
+			ts = append(ts, &fleetTarget{label: name, sqliteDir: dir, bin: o.HookdBinary, producers: o.Producers, run: o.RunID, keep: o.Keep})
+		case "serve-postgres":
+			ts = append(ts, &fleetTarget{label: name, dbURL: o.DBURL, bin: o.HookdBinary, producers: o.Producers, run: o.RunID, keep: o.Keep})
 		case "fleet":
-			ts = append(ts, &fleetTarget{dbURL: o.DBURL, bin: o.HookdBinary, workers: o.FleetWorkers, producers: o.Producers, run: o.RunID, keep: o.Keep})
+			ts = append(ts, &fleetTarget{label: name, dbURL: o.DBURL, bin: o.HookdBinary, workers: o.FleetWorkers, producers: o.Producers, run: o.RunID, keep: o.Keep})
 		}
 	}
 	rep := newReport(args, ts)
-	rep.CPUProfile = o.CPUProfile
+	rep.CPUProfile, rep.Apart = o.CPUProfile, o.Apart
 	if o.DBURL != "" {
 		rep.Run, rep.Keep = o.RunID, o.Keep
 	}
@@ -202,14 +222,15 @@ func (o *Options) Check(only, targets string) error {
 		o.Targets = available
 	} else {
 		o.Targets, err = pickNames("target", "target", targets, TargetNames, strings.ToLower,
-			"use --target with library, api, postgres, postgres+redis, postgres+river and fleet separated by commas, e.g. --target api")
+			"use --target with library, api, postgres, postgres+redis, postgres+river, serve, serve-postgres and fleet separated by commas, e.g. --target api")
 		if err != nil {
 			return err
 		}
 	}
 	for _, name := range o.Targets {
 		switch {
-		case slices.Contains(available, name), (name == "postgres+river" || name == "fleet") && o.DBURL != "":
+		case slices.Contains(available, name), name == "serve",
+			(name == "postgres+river" || name == "serve-postgres" || name == "fleet") && o.DBURL != "":
 		case o.DBURL == "":
 			return usageErrorf("add --db postgres://USER@HOST:PORT/DATABASE?sslmode=disable", "bench: --target %s needs --db", name)
 		default:
@@ -218,6 +239,10 @@ func (o *Options) Check(only, targets string) error {
 	}
 	if slices.Contains(o.Targets, "fleet") && (o.FleetWorkers < 1 || o.FleetWorkers > 64) {
 		return usageErrorf("use --fleet-workers between 1 and 64", "bench: --fleet-workers %d is out of range", o.FleetWorkers)
+	}
+	if o.Apart && !slices.ContainsFunc(o.Targets, func(name string) bool { return slices.Contains(childTargets, name) }) {
+		return usageErrorf("add --target serve, serve-postgres or fleet (hookd serve as child processes): --apart applies to those",
+			"bench: --apart with no target that runs hookd serve")
 	}
 	if slices.Contains(o.Only, "B2") && o.Endpoints < 2 {
 		return usageErrorf("use --endpoints 2 or more, or leave B2 out with --only B1,B3", "bench: B2 needs at least 2 endpoints, one of which never answers")
@@ -308,9 +333,9 @@ func runBenchmarks(ctx context.Context, ts []benchTarget, o *Options, rep *Repor
 
 // benchTarget is the system a benchmark measures; each run opens a fresh instance of it. The
 // targets are the library embedded in this process and the HTTP API in front of it, each on a
-// new SQLite file per run, and, with --db (and --queue), the library on PostgreSQL (with the
-// Redis queue) and hookd serve processes on PostgreSQL (fleet), each run in a new schema (and
-// namespace).
+// new SQLite file per run, hookd serve as a child process on a new SQLite file (serve), and,
+// with --db (and --queue), the library on PostgreSQL (with the Redis queue) and hookd serve
+// processes on PostgreSQL (serve-postgres, fleet), each run in a new schema (and namespace).
 type benchTarget interface {
 	// name is the target's short name, as --target takes it and the report's columns show it.
 	name() string
@@ -357,7 +382,7 @@ func benchPayload(bench string, seq int) []byte {
 }
 
 // addBenchEndpoint creates an endpoint of inst for path on recv and teaches recv its secret.
-func addBenchEndpoint(ctx context.Context, inst benchInstance, recv *benchReceiver, path string, hang bool) error {
+func addBenchEndpoint(ctx context.Context, inst benchInstance, recv receiver, path string, hang bool) error {
 	secret, err := inst.addEndpoint(ctx, recv.url(path))
 	if err != nil {
 		return fmt.Errorf("create endpoint %s: %w", path, err)

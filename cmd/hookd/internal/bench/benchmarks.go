@@ -85,11 +85,18 @@ func runB1(ctx context.Context, t benchTarget, o *Options) (_ *b1Result, err err
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, inst.close()) }()
-	recv, err := newBenchReceiver()
+	recv, err := openReceiver(ctx, t, o)
 	if err != nil {
 		return nil, err
 	}
 	defer recv.close()
+	snd, apart, err := apartChildren(ctx, t, o, recv)
+	if err != nil {
+		return nil, err
+	}
+	if snd != nil {
+		defer snd.close()
+	}
 	for i := range o.Endpoints {
 		if err := addBenchEndpoint(ctx, inst, recv, fmt.Sprintf("/b1/ep%d", i), false); err != nil {
 			return nil, err
@@ -97,10 +104,9 @@ func runB1(ctx context.Context, t benchTarget, o *Options) (_ *b1Result, err err
 	}
 	total := o.Messages * o.Endpoints
 	bar := startProgress(o.Progress, t.name()+" B1 deliveries", total, recv.deliveredCount)
-	before := sampleUsage(ctx, t, true)
-	start := time.Now()
-	lats, err := sendAll(ctx, inst, "B1", o.Messages, o.Producers)
-	sent := time.Since(start)
+	before := sampleUsage(ctx, t, true, apart)
+	run, err := sendMessages(ctx, snd, inst, "B1", o.Messages, o.Producers, o.Stall)
+	start, sent, lats := run.start, run.end.Sub(run.start), run.lats
 	if err == nil {
 		err = waitFor(ctx, "verified deliveries", o.Stall, 5*time.Millisecond, recv.reached(total))
 	}
@@ -108,7 +114,11 @@ func runB1(ctx context.Context, t benchTarget, o *Options) (_ *b1Result, err err
 	if err != nil {
 		return nil, err
 	}
-	delivered := recv.lastArrival().Sub(start)
+	last, err := recv.lastArrival()
+	if err != nil {
+		return nil, err
+	}
+	delivered := last.Sub(start)
 	// The last request arrived; wait until the store has recorded every delivery too.
 	err = waitFor(ctx, "deliveries recorded", o.Stall, 20*time.Millisecond, func() (int, bool, error) {
 		n, err := inst.count(ctx, hookd.DeliveryPending)
@@ -118,8 +128,12 @@ func runB1(ctx context.Context, t benchTarget, o *Options) (_ *b1Result, err err
 		return nil, err
 	}
 	settled := time.Since(start)
-	after := sampleUsage(ctx, t, false)
+	after := sampleUsage(ctx, t, false, apart)
 	recorded, err := inst.count(ctx, hookd.DeliveryDelivered)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := recv.counts(total)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +144,7 @@ func runB1(ctx context.Context, t benchTarget, o *Options) (_ *b1Result, err err
 		DeliverSeconds: delivered.Seconds(), DeliveriesPerSec: float64(total) / delivered.Seconds(),
 		SettledSeconds: settled.Seconds(), RecordedDelivered: recorded,
 		TargetDeliveriesPerSec: t.targetDeliveriesPerSec(), TargetSendsPerSec: t.targetSendsPerSec(),
-		Receiver: recv.counts(total), Resources: after.since(before, total),
+		Receiver: counts, Resources: after.since(before, total),
 	}
 	res.judge()
 	return res, nil
@@ -167,11 +181,18 @@ func runB2Once(ctx context.Context, t benchTarget, o *Options, hang bool) (_ *b2
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, inst.close()) }()
-	recv, err := newBenchReceiver()
+	recv, err := openReceiver(ctx, t, o)
 	if err != nil {
 		return nil, err
 	}
 	defer recv.close() // first, so the hanging requests are cut before the client stops
+	snd, _, err := apartChildren(ctx, t, o, recv)
+	if err != nil {
+		return nil, err
+	}
+	if snd != nil {
+		defer snd.close()
+	}
 	for i := range o.Endpoints - 1 {
 		if err := addBenchEndpoint(ctx, inst, recv, fmt.Sprintf("/b2/ep%d", i), false); err != nil {
 			return nil, err
@@ -184,8 +205,7 @@ func runB2Once(ctx context.Context, t benchTarget, o *Options, hang bool) (_ *b2
 	}
 	total := o.B2Messages * (o.Endpoints - 1)
 	bar := startProgress(o.Progress, t.name()+" "+label, total, recv.deliveredCount)
-	start := time.Now()
-	_, err = sendAll(ctx, inst, "B2", o.B2Messages, o.Producers)
+	run, err := sendMessages(ctx, snd, inst, "B2", o.B2Messages, o.Producers, o.Stall)
 	if err == nil {
 		err = waitFor(ctx, "verified healthy deliveries", o.Stall, 5*time.Millisecond, recv.reached(total))
 	}
@@ -193,7 +213,15 @@ func runB2Once(ctx context.Context, t benchTarget, o *Options, hang bool) (_ *b2
 	if err != nil {
 		return nil, err
 	}
-	return &b2Run{Seconds: recv.lastArrival().Sub(start).Seconds(), Receiver: recv.counts(total)}, nil
+	last, err := recv.lastArrival()
+	if err != nil {
+		return nil, err
+	}
+	counts, err := recv.counts(total)
+	if err != nil {
+		return nil, err
+	}
+	return &b2Run{Seconds: last.Sub(run.start).Seconds(), Receiver: counts}, nil
 }
 
 // runB3 measures latency: single sends in a row, each waited for at the receiver.
@@ -203,7 +231,9 @@ func runB3(ctx context.Context, t benchTarget, o *Options) (_ *b3Result, err err
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, inst.close()) }()
-	recv, err := newBenchReceiver()
+	// With --apart the receiver is a child and timestamps each arrival; the sends, one at a
+	// time, stay in this process.
+	recv, err := openReceiver(ctx, t, o)
 	if err != nil {
 		return nil, err
 	}
@@ -230,10 +260,14 @@ func runB3(ctx context.Context, t benchTarget, o *Options) (_ *b3Result, err err
 		lats = append(lats, at.Sub(start))
 	}
 	bar.finish()
+	counts, err := recv.counts(o.B3Sends)
+	if err != nil {
+		return nil, err
+	}
 	res := &b3Result{
 		Sends: o.B3Sends, P50Ms: millis(percentile(lats, 50)), P99Ms: millis(percentile(lats, 99)),
 		MaxMs: millis(percentile(lats, 100)), SendP50Ms: millis(percentile(sendLats, 50)),
-		TargetP50Ms: millis(t.targetP50()), Receiver: recv.counts(o.B3Sends),
+		TargetP50Ms: millis(t.targetP50()), Receiver: counts,
 	}
 	res.Met = res.P50Ms <= res.TargetP50Ms
 	return res, nil

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -26,9 +27,10 @@ import (
 	"github.com/hookd/hookd/cmd/hookd/internal/redact"
 )
 
-// This file holds the bench's fleet target: hookd as "hookd serve" child processes on
-// PostgreSQL, one API process and worker processes, each run in a schema of its own, called
-// over HTTP.
+// This file holds the bench's targets of hookd as "hookd serve" child processes, called over
+// HTTP: serve (one process on a new SQLite file per run), serve-postgres (one process on
+// PostgreSQL) and fleet (one API process and worker processes on PostgreSQL), each PostgreSQL
+// run in a schema of its own.
 
 const (
 	// fleetStartTimeout bounds how long a child takes to listen; the first one of a run also
@@ -41,10 +43,11 @@ const (
 // fleetListening is the line serve writes on stderr once it serves.
 var fleetListening = regexp.MustCompile(`^listening on (http://\S+)$`)
 
-// fleetTarget is hookd serve in child processes of the bench: per run, a new schema
-// ("bench_<run>_fleet_<benchmark>") on dbURL, one "--role api" process and workers "--role
-// worker" processes on it, all with serve's defaults (its workers, its retry schedule) but for
-// what the bench needs: loopback allowed (--allow-subnets 127.0.0.0/8), B2's --timeout, and no
+// fleetTarget is hookd serve in child processes of the bench: per run, a new SQLite file in
+// sqliteDir, or a new schema ("bench_<run>_<target>_<benchmark>") on dbURL, and on it one
+// process of serve's default --role all (workers 0) or one "--role api" process and workers
+// "--role worker" processes (PostgreSQL only), all with serve's defaults (its workers, its
+// retry schedule) but for what the bench needs: loopback allowed (--allow-subnets 127.0.0.0/8), B2's --timeout, and no
 // per-application quota (--max-endpoints-per-app and --max-messages-per-second-per-app none: B1
 // sends to one application faster than serve's default rate, which bounds a tenant, not the
 // engine measured). The database URL and the admin token reach the children through HOOKD_DB
@@ -52,9 +55,11 @@ var fleetListening = regexp.MustCompile(`^listening on (http://\S+)$`)
 // the api target's go to its server. When a run ends its children are killed and waited for,
 // and its schema is dropped unless keep.
 type fleetTarget struct {
+	label     string // the target's name: serve, serve-postgres or fleet
+	sqliteDir string // where the SQLite files go; "": PostgreSQL at dbURL
 	dbURL     string
 	bin       string // the hookd binary; "": this process's executable
-	workers   int    // worker processes
+	workers   int    // worker processes beside an API process; 0: one process with --role all
 	producers int    // concurrent callers of the API process
 	run       string // the run's id, in every schema name
 	keep      bool
@@ -64,23 +69,45 @@ type fleetTarget struct {
 	live    *fleetInstance // the open run, whose processes B1 samples; nil between runs
 }
 
-func (t *fleetTarget) name() string { return "fleet" }
+func (t *fleetTarget) name() string { return t.label }
 
 func (t *fleetTarget) describe() string {
-	return fmt.Sprintf("hookd serve as child processes on PostgreSQL %s: one --role api and %d --role worker processes, "+
-		"serve's defaults but loopback allowed, no per-application quotas and B2's --timeout; a fresh schema per run "+
-		"(search_path in the URL), dropped afterwards. Setup, sends and counts go over HTTP to the API process "+
-		"(plain net/http and JSON); the receiver and the producers share the bench's process, hookd does not",
-		redact.URL(t.dbURL), t.workers)
+	procs := "one hookd serve process (--role all)"
+	if t.workers > 0 {
+		procs = fmt.Sprintf("one --role api and %d --role worker processes", t.workers)
+	}
+	db := "on a new SQLite file per run"
+	if t.sqliteDir == "" {
+		db = "on PostgreSQL " + redact.URL(t.dbURL) + ", a fresh schema per run (search_path in the URL), dropped afterwards"
+	}
+	return fmt.Sprintf("hookd serve as child processes of the bench: %s %s, "+
+		"serve's defaults but loopback allowed, no per-application quotas and B2's --timeout. Setup, sends and counts go over HTTP to the API process "+
+		"(plain net/http and JSON); the receiver and the producers run in the bench's process, or in children of their own with --apart",
+		procs, db)
 }
 
 func (t *fleetTarget) targetSendsPerSec() float64 { return b1TargetSendsPerSecAPI }
 
-func (t *fleetTarget) targetDeliveriesPerSec() float64 { return b1TargetPerSecPostgres }
+func (t *fleetTarget) targetDeliveriesPerSec() float64 {
+	if t.sqliteDir != "" {
+		return b1TargetPerSec
+	}
+	return b1TargetPerSecPostgres
+}
 
-func (t *fleetTarget) targetP50() time.Duration { return b3TargetP50Postgres }
+func (t *fleetTarget) targetP50() time.Duration {
+	if t.sqliteDir != "" {
+		return b3TargetP50
+	}
+	return b3TargetP50Postgres
+}
 
-func (t *fleetTarget) servers() []string { return []string{"postgres"} }
+func (t *fleetTarget) servers() []string {
+	if t.sqliteDir != "" {
+		return nil
+	}
+	return []string{"postgres"}
+}
 
 // used returns the schemas the target's runs created so far, and no Redis namespace.
 func (t *fleetTarget) used() (schemas, namespaces []string) {
@@ -90,10 +117,14 @@ func (t *fleetTarget) used() (schemas, namespaces []string) {
 }
 
 // appName is the application_name of the children's connections.
-func (t *fleetTarget) appName() string { return "hookd-bench-" + t.run + "-fleet" }
+func (t *fleetTarget) appName() string { return "hookd-bench-" + t.run + "-" + t.label }
 
-// runBackends returns the pids of the PostgreSQL backends of the children's connections.
-func (t *fleetTarget) runBackends(ctx context.Context) (string, []int, bool) {
+// runBackends returns the pids of the PostgreSQL backends of the children's connections, and
+// of the server's own processes.
+func (t *fleetTarget) runBackends(ctx context.Context) (string, []int, []int, bool) {
+	if t.sqliteDir != "" {
+		return "", nil, nil, false
+	}
 	return backendsNamed(ctx, t.dbURL, t.appName())
 }
 
@@ -106,17 +137,19 @@ func (t *fleetTarget) processes() []benchProcess {
 	}
 	out := make([]benchProcess, len(t.live.children))
 	for i, c := range t.live.children {
-		out[i] = benchProcess{name: "hookd " + c.role, pid: c.cmd.Process.Pid}
+		out[i] = benchProcess{name: "hookd " + c.role, pid: c.cmd.Process.Pid, share: shareHookd}
 	}
 	return out
 }
 
 func (t *fleetTarget) open(ctx context.Context, name string, timeout time.Duration) (_ benchInstance, err error) {
-	schema := "bench_" + t.run + "_fleet_" + strings.ReplaceAll(name, "-", "_")
-	t.mu.Lock()
-	t.schemas = append(t.schemas, schema)
-	t.mu.Unlock()
-	inst := &fleetInstance{target: t, schema: schema}
+	inst := &fleetInstance{target: t}
+	if t.sqliteDir == "" {
+		inst.schema = "bench_" + t.run + "_" + strings.ReplaceAll(t.label, "-", "_") + "_" + strings.ReplaceAll(name, "-", "_")
+		t.mu.Lock()
+		t.schemas = append(t.schemas, inst.schema)
+		t.mu.Unlock()
+	}
 	// Whatever happens from here on, what was started goes.
 	defer func() {
 		if err != nil {
@@ -130,12 +163,14 @@ func (t *fleetTarget) open(ctx context.Context, name string, timeout time.Durati
 			return nil, fmt.Errorf("find the hookd binary: %w", err)
 		}
 	}
-	childURL, err := t.childURL(schema)
-	if err != nil {
-		return nil, err
-	}
-	if err := createBenchSchema(ctx, t.dbURL, schema); err != nil {
-		return nil, err
+	childDB := "sqlite:" + filepath.Join(t.sqliteDir, t.label+"-"+name+".db")
+	if t.sqliteDir == "" {
+		if childDB, err = t.childURL(inst.schema); err != nil {
+			return nil, err
+		}
+		if err := createBenchSchema(ctx, t.dbURL, inst.schema); err != nil {
+			return nil, err
+		}
 	}
 	token, err := newFleetToken()
 	if err != nil {
@@ -146,9 +181,13 @@ func (t *fleetTarget) open(ctx context.Context, name string, timeout time.Durati
 	if timeout > 0 {
 		args = append(args, "--timeout", timeout.String())
 	}
-	env := fleetEnv(os.Environ(), "HOOKD_DB="+childURL, "HOOKD_LOG_LEVEL=warn")
+	env := fleetEnv(os.Environ(), "HOOKD_DB="+childDB, "HOOKD_LOG_LEVEL=warn")
 	// The API process first: it applies the migrations and sets the admin token.
-	api, err := startFleetChild(ctx, "api", bin, append(slices.Clone(args), "--role", "api"), append(env, "HOOKD_TOKEN="+token))
+	role, apiArgs := "serve", args
+	if t.workers > 0 {
+		role, apiArgs = "api", append(slices.Clone(args), "--role", "api")
+	}
+	api, err := startFleetChild(ctx, role, bin, apiArgs, append(env, "HOOKD_TOKEN="+token))
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +264,7 @@ func fleetEnv(base []string, extra ...string) []string {
 // fleetInstance is one application behind the API process of one run's children.
 type fleetInstance struct {
 	target   *fleetTarget
-	schema   string
+	schema   string        // the run's PostgreSQL schema; "": SQLite
 	api      *apiInstance  // the calls to the API process; it runs nothing of its own
 	children []*fleetChild // the API process, then the workers
 }
@@ -297,18 +336,22 @@ func (i *fleetInstance) close() error {
 	for _, c := range i.children {
 		errs = append(errs, c.stop())
 	}
-	if !t.keep {
+	if !t.keep && i.schema != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), benchCleanupTimeout)
 		defer cancel()
+		// A killed child's backend may still be in a statement on the schema's tables, and a
+		// DROP beside it can deadlock with it: wait for them to end first.
+		waitBackendsGone(ctx, t.dbURL, t.appName())
 		errs = append(errs, dropBenchSchema(ctx, t.dbURL, i.schema))
 	}
 	return errors.Join(errs...)
 }
 
-// fleetChild is one "hookd serve" child process. Its stderr is read until it ends, the last
-// lines kept for an error, so that the child never blocks on a full pipe.
+// fleetChild is one child process that writes "listening on URL" on stderr once it serves: a
+// "hookd serve", or --apart's "hookd bench receiver" or "hookd bench sender". Its stderr is read
+// until it ends, the last lines kept for an error, so that the child never blocks on a full pipe.
 type fleetChild struct {
-	role string // api, worker 1, ...
+	role string // api, worker 1, serve, bench receiver, ...
 	cmd  *exec.Cmd
 	url  string // where it listens, from its "listening on" line
 
@@ -402,4 +445,29 @@ func (c *fleetChild) stop() error {
 		<-c.exited
 	})
 	return c.stopErr
+}
+
+// waitBackendsGone waits, until ctx ends, for the server at dbURL to have no backend whose
+// connection has the application_name appName; it gives up quietly, the DROP that follows
+// saying what is wrong.
+func waitBackendsGone(ctx context.Context, dbURL, appName string) {
+	conn, err := connectDB(ctx, dbURL)
+	if err != nil {
+		return
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var n int
+		err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", appName).Scan(&n)
+		if err != nil || n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }

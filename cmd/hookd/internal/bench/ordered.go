@@ -34,7 +34,7 @@ func runB4(ctx context.Context, t benchTarget, o *Options) (_ *b4Result, err err
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, inst.close()) }()
-	recv, err := newBenchReceiver()
+	recv, err := openReceiver(ctx, t, o)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,11 @@ func runB4(ctx context.Context, t benchTarget, o *Options) (_ *b4Result, err err
 	if err != nil {
 		return nil, err
 	}
-	res := &b4Result{Messages: n, Receiver: recv.counts(n)}
+	counts, err := recv.counts(n)
+	if err != nil {
+		return nil, err
+	}
+	res := &b4Result{Messages: n, Receiver: counts}
 	lats := make([]time.Duration, n)
 	var prev time.Time
 	for i, id := range ids {
@@ -76,7 +80,11 @@ func runB4(ctx context.Context, t benchTarget, o *Options) (_ *b4Result, err err
 		}
 		prev = at
 	}
-	res.Seconds = recv.lastArrival().Sub(starts[0]).Seconds()
+	last, err := recv.lastArrival()
+	if err != nil {
+		return nil, err
+	}
+	res.Seconds = last.Sub(starts[0]).Seconds()
 	res.DeliveriesPerSec = float64(n) / res.Seconds
 	res.P50Ms, res.P99Ms = millis(percentile(lats, 50)), millis(percentile(lats, 99))
 	return res, nil

@@ -220,34 +220,44 @@ func (t *postgresTarget) runURL() string {
 	return u.String()
 }
 
-// runBackends returns the pids of the PostgreSQL backends of the run's connections.
-func (t *postgresTarget) runBackends(ctx context.Context) (string, []int, bool) {
+// runBackends returns the pids of the PostgreSQL backends of the run's connections, and of the
+// server's own processes.
+func (t *postgresTarget) runBackends(ctx context.Context) (string, []int, []int, bool) {
 	return backendsNamed(ctx, t.dbURL, t.appName())
 }
 
 // backendsNamed returns the pids of the backends of the server at dbURL whose connections have
-// the application_name appName.
-func backendsNamed(ctx context.Context, dbURL, appName string) (string, []int, bool) {
+// the application_name appName, and those of the server's own processes, which serve every
+// client (pg_stat_activity's rows that are not a client backend: WAL writer, checkpointer,
+// background writer, autovacuum).
+func backendsNamed(ctx context.Context, dbURL, appName string) (string, []int, []int, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	conn, err := connectDB(ctx, dbURL)
 	if err != nil {
-		return "", nil, false
+		return "", nil, nil, false
 	}
 	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE application_name = $1", appName)
+	rows, err := conn.Query(ctx, `SELECT pid, application_name = $1 FROM pg_stat_activity
+		WHERE application_name = $1 OR backend_type <> 'client backend'`, appName)
 	if err != nil {
-		return "", nil, false
+		return "", nil, nil, false
 	}
-	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	var run, shared []int
+	var pid int32
+	var ours bool
+	_, err = pgx.ForEachRow(rows, []any{&pid, &ours}, func() error {
+		if ours {
+			run = append(run, int(pid))
+		} else {
+			shared = append(shared, int(pid))
+		}
+		return nil
+	})
 	if err != nil {
-		return "", nil, false
+		return "", nil, nil, false
 	}
-	out := make([]int, len(pids))
-	for i, pid := range pids {
-		out[i] = int(pid)
-	}
-	return "postgres", out, true
+	return "postgres", run, shared, true
 }
 
 // dropSchema drops schema and everything in it, through a connection of its own.
@@ -318,7 +328,7 @@ func benchRedisClient(url string) (*redis.Client, error) {
 
 // pingBenchBackends checks that the PostgreSQL and Redis servers the targets use answer.
 func pingBenchBackends(ctx context.Context, o *Options) error {
-	pg := o.DBURL != "" && slices.ContainsFunc(o.Targets, func(t string) bool { return strings.HasPrefix(t, "postgres") || t == "fleet" })
+	pg := o.DBURL != "" && slices.ContainsFunc(o.Targets, func(t string) bool { return strings.HasPrefix(t, "postgres") || t == "serve-postgres" || t == "fleet" })
 	if !pg {
 		return nil
 	}

@@ -32,10 +32,12 @@ type benchReceiver struct {
 	mu      sync.Mutex
 	paths   map[string]*benchPath
 	first   map[arrivalKey]time.Time
-	dups    int           // verified requests to answering paths beyond the first of their pair
-	hangReq int           // verified requests to hanging paths
-	last    time.Time     // the latest first arrival on an answering path
-	changed chan struct{} // closed and replaced at every first arrival
+	dups    int       // verified requests to answering paths beyond the first of their pair
+	hangReq int       // verified requests to hanging paths
+	last    time.Time // the latest first arrival on an answering path
+	// changed is closed at the next first arrival, then nil until waitArrival needs one again:
+	// B1 and B2, which do not wait for one message, make no channel a delivery.
+	changed chan struct{}
 }
 
 // benchPath is one endpoint's path on the receiver.
@@ -47,21 +49,56 @@ type benchPath struct {
 // arrivalKey names one delivery as a receiver sees it.
 type arrivalKey struct{ id, path string }
 
-// newBenchReceiver starts a receiver; close stops it.
+// receiver is where a benchmark's endpoints point: a benchReceiver in this process, or one in a
+// child process of its own (apartReceiver, with --apart).
+type receiver interface {
+	// url returns the URL of path on the receiver.
+	url(path string) string
+	// expect makes path accept requests signed with secret; a hanging path never answers them.
+	expect(path, secret string, hang bool) error
+	// deliveredCount returns the verified deliveries so far, for the progress line.
+	deliveredCount() int
+	// reached returns a probe for waitFor that is done at n verified deliveries.
+	reached(n int) func() (int, bool, error)
+	// lastArrival returns the latest first arrival on an answering path.
+	lastArrival() (time.Time, error)
+	// waitArrival waits for the verified arrival of message id at path and returns its time.
+	waitArrival(ctx context.Context, id, path string, stall time.Duration) (time.Time, error)
+	// counts returns what the receiver saw, against expected deliveries.
+	counts(expected int) (benchCounts, error)
+	// close stops the receiver, cutting the requests still hanging.
+	close()
+}
+
+var _ receiver = (*benchReceiver)(nil)
+
+// newBenchReceiver starts a receiver on 127.0.0.1; close stops it.
 func newBenchReceiver() (*benchReceiver, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("receiver: %w", err)
 	}
+	return serveBenchReceiver(ln, nil), nil
+}
+
+// serveBenchReceiver starts a receiver on ln. A non-nil control makes the handler of the paths
+// under receiverControlPrefix, which no endpoint's path starts with (the receiver child's).
+func serveBenchReceiver(ln net.Listener, control func(*benchReceiver) http.Handler) *benchReceiver {
 	r := &benchReceiver{
-		base:    "http://" + ln.Addr().String(),
-		paths:   map[string]*benchPath{},
-		first:   map[arrivalKey]time.Time{},
-		changed: make(chan struct{}),
+		base:  "http://" + ln.Addr().String(),
+		paths: map[string]*benchPath{},
+		first: map[arrivalKey]time.Time{},
 	}
-	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	var h http.Handler = r
+	if control != nil {
+		mux := http.NewServeMux()
+		mux.Handle(receiverControlPrefix, control(r))
+		mux.Handle("/", r)
+		h = mux
+	}
+	r.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go r.srv.Serve(ln)
-	return r, nil
+	return r
 }
 
 // url returns the URL of path on the receiver.
@@ -85,7 +122,7 @@ func (r *benchReceiver) close() { r.srv.Close() }
 // ServeHTTP verifies a request, records it, and answers 204 (or never, on a hanging path).
 func (r *benchReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.requests.Add(1)
-	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+	body, err := readBody(req)
 	r.mu.Lock()
 	p := r.paths[req.URL.Path]
 	r.mu.Unlock()
@@ -106,6 +143,20 @@ func (r *benchReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// maxReceiverBody bounds what the receiver reads of a request.
+const maxReceiverBody = 1 << 20
+
+// readBody reads req's body, up to maxReceiverBody, into one buffer of its length when the
+// request gives it (hookd's always does), else as it comes.
+func readBody(req *http.Request) ([]byte, error) {
+	if n := req.ContentLength; n >= 0 && n <= maxReceiverBody {
+		body := make([]byte, n)
+		_, err := io.ReadFull(req.Body, body)
+		return body, err
+	}
+	return io.ReadAll(io.LimitReader(req.Body, maxReceiverBody))
 }
 
 // arrived records a verified request.
@@ -129,8 +180,10 @@ func (r *benchReceiver) arrived(k arrivalKey, hang bool, at time.Time) {
 	if at.After(r.last) {
 		r.last = at
 	}
-	close(r.changed)
-	r.changed = make(chan struct{})
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
+	}
 }
 
 // deliveredCount returns the verified deliveries so far.
@@ -145,10 +198,32 @@ func (r *benchReceiver) reached(n int) func() (int, bool, error) {
 }
 
 // lastArrival returns the latest first arrival on an answering path.
-func (r *benchReceiver) lastArrival() time.Time {
+func (r *benchReceiver) lastArrival() (time.Time, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.last
+	return r.last, nil
+}
+
+// waitDelivered waits up to wait for n verified deliveries and returns the count then. It
+// looks every 5 ms, as the bench's waitFor does in this process, rather than waking at each of
+// B1's thousands of arrivals.
+func (r *benchReceiver) waitDelivered(ctx context.Context, n int, wait time.Duration) int {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if c := r.deliveredCount(); c >= n {
+			return c
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return r.deliveredCount()
+		case <-timer.C:
+			return r.deliveredCount()
+		}
+	}
 }
 
 // waitArrival waits for the verified arrival of message id at path and returns its time.
@@ -159,6 +234,9 @@ func (r *benchReceiver) waitArrival(ctx context.Context, id, path string, stall 
 	for {
 		r.mu.Lock()
 		at, ok := r.first[k]
+		if r.changed == nil {
+			r.changed = make(chan struct{})
+		}
 		ch := r.changed
 		r.mu.Unlock()
 		if ok {
@@ -175,13 +253,13 @@ func (r *benchReceiver) waitArrival(ctx context.Context, id, path string, stall 
 }
 
 // counts returns what the receiver saw, against expected deliveries.
-func (r *benchReceiver) counts(expected int) benchCounts {
+func (r *benchReceiver) counts(expected int) (benchCounts, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return benchCounts{
 		Expected: expected, Delivered: r.deliveredCount(), Requests: int(r.requests.Load()),
 		Unverified: int(r.unverified.Load()), Duplicates: r.dups, HangingRequests: r.hangReq,
-	}
+	}, nil
 }
 
 // progressLine redraws one line on w ("\r") with a bar and a count, until finish.

@@ -31,6 +31,9 @@ type Report struct {
 	Run string `json:"run,omitempty"`
 	// Keep is set with --keep: the schemas and namespaces were not removed.
 	Keep bool `json:"keep,omitempty"`
+	// Apart is set with --apart: the serve, serve-postgres and fleet targets had their receiver
+	// and senders in child processes of their own.
+	Apart bool `json:"apart,omitempty"`
 }
 
 // benchTargetReport is what one target did in the benchmarks that ran.
@@ -162,8 +165,8 @@ func newReport(args []string, ts []benchTarget) *Report {
 		switch t.name() {
 		case "postgres+redis":
 			r.Config += "; postgres+redis passes a redisqueue.Queue as Config.Queue (QueueConfig defaults: 100 first, 50 retry and 10 manual workers; the client's job timeout)"
-		case "fleet":
-			r.Config += "; fleet runs hookd serve processes with serve's defaults but --allow-subnets 127.0.0.0/8, --timeout in B2, " +
+		case "serve", "serve-postgres", "fleet":
+			r.Config += "; " + t.name() + " runs hookd serve processes with serve's defaults but --allow-subnets 127.0.0.0/8, --timeout in B2, " +
 				"--max-endpoints-per-app none and --max-messages-per-second-per-app none"
 		}
 	}
@@ -313,14 +316,21 @@ func (r *Report) Text() string {
 			fmt.Fprintln(b, "  (CPU: user + system time from the first send until the store settled, over the deliveries. This process's")
 			fmt.Fprintln(b, "  by getrusage: besides hookd it runs the receiver, the producers and, for api, the HTTP server.")
 			if len(hookdProcessNames(r)) > 0 {
-				fmt.Fprintln(b, "  For fleet hookd runs in child processes, each one's own by /proc/<pid>/stat; this process runs")
-				fmt.Fprintln(b, "  only the receiver and the producers there.")
+				fmt.Fprintln(b, "  For serve, serve-postgres and fleet hookd runs in child processes, each one's own by /proc/<pid>/stat;")
+				fmt.Fprintln(b, "  this process runs only the receiver and the producers there, and with --apart not even those:")
+				fmt.Fprintln(b, "  the bench receiver and bench sender children do, each one's own by /proc/<pid>/stat.")
+			}
+			if len(machineShareNames(r)) > 0 {
+				fmt.Fprintln(b, "  The whole machine's: every CPU's time but idle and I/O wait in /proc/stat, split into hookd's")
+				fmt.Fprintln(b, "  children, the servers' processes (postgres: this run's backends and its own processes), the")
+				fmt.Fprintln(b, "  receiver and sender children, this process (bench), and other: the rest of the machine, other")
+				fmt.Fprintln(b, "  work on it (other clients' backends too). The shares add up to the whole.")
 			}
 			if len(servers) > 0 {
 				fmt.Fprintf(b, "  The %s processes' by /proc/<pid>/stat: every one on this machine, whatever it served,\n", strings.Join(servers, " and "))
 				fmt.Fprintln(b, "  with the children that ended meanwhile (PostgreSQL's backends, through the postmaster); of which")
 				fmt.Fprintln(b, "  this run's backends: those whose connection has the run's application_name, without the server's")
-				fmt.Fprintln(b, "  shared processes (WAL writer, checkpointer, autovacuum) and other clients' backends.")
+				fmt.Fprintln(b, "  own processes (WAL writer, checkpointer, autovacuum), shown apart, and other clients' backends.")
 			}
 			fmt.Fprint(b, "  Peak RSS: this process's during B1 (getrusage maxrss, reset before B1 through /proc/self/clear_refs)")
 			if len(servers) > 0 {
@@ -446,6 +456,20 @@ func (r *Report) resourceRows(row func(string, func(*benchTargetReport) string, 
 			return cpuMicros(p.CPUPerDeliveryUs), ok
 		}), "")
 	}
+	apartProcs := apartProcessNames(r)
+	apartProc := func(res *b1Resources, name string) (processUsage, bool) {
+		i := slices.IndexFunc(res.Apart, func(p processUsage) bool { return p.Name == name })
+		if i < 0 {
+			return processUsage{}, false
+		}
+		return res.Apart[i], true
+	}
+	for _, name := range apartProcs {
+		row("CPU per delivery: "+name+" process", cell(func(res *b1Resources) (string, bool) {
+			p, ok := apartProc(res, name)
+			return cpuMicros(p.CPUPerDeliveryUs), ok
+		}), "")
+	}
 	for _, name := range servers {
 		row("CPU per delivery: "+name+" processes", cell(func(res *b1Resources) (string, bool) {
 			s, ok := server(res, name)
@@ -460,14 +484,47 @@ func (r *Report) resourceRows(row func(string, func(*benchTargetReport) string, 
 		}
 		if slices.ContainsFunc(r.Targets, func(t *benchTargetReport) bool { return cell(run)(t) != "-" }) {
 			row("  of which this run's "+name+" backends (how many)", cell(run), "")
+			row("  of which "+name+"'s own processes (how many)", cell(func(res *b1Resources) (string, bool) {
+				s, ok := server(res, name)
+				if !ok || s.Shared == nil {
+					return "", false
+				}
+				return fmt.Sprintf("%s (%d)", cpuMicros(s.Shared.CPUPerDeliveryUs), s.Shared.Processes), true
+			}), "")
 		}
 	}
-	if len(servers) > 0 || len(hookdProcs) > 0 {
+	if len(servers) > 0 || len(hookdProcs) > 0 || len(apartProcs) > 0 {
 		row("CPU per delivery: total", cell(func(res *b1Resources) (string, bool) {
 			if res.TotalCPUPerDeliveryUs == nil {
 				return "", false
 			}
 			return cpuMicros(*res.TotalCPUPerDeliveryUs), true
+		}), "")
+	}
+	if shares := machineShareNames(r); len(shares) > 0 {
+		row("CPU per delivery: whole machine (/proc/stat)", cell(func(res *b1Resources) (string, bool) {
+			if res.Machine == nil {
+				return "", false
+			}
+			return cpuMicros(res.Machine.CPUPerDeliveryUs), true
+		}), "")
+		for _, name := range shares {
+			row("  of which "+name, cell(func(res *b1Resources) (string, bool) {
+				if res.Machine == nil {
+					return "", false
+				}
+				i := slices.IndexFunc(res.Machine.Shares, func(s cpuShare) bool { return s.Name == name })
+				if i < 0 {
+					return "", false
+				}
+				return shareCell(res.Machine.Shares[i]), true
+			}), "")
+		}
+		row("  the run's processes (all but other)", cell(func(res *b1Resources) (string, bool) {
+			if res.Machine == nil {
+				return "", false
+			}
+			return cpuMicros(res.Machine.RunCPUPerDeliveryUs), true
 		}), "")
 	}
 	row("peak RSS: this process", cell(func(res *b1Resources) (string, bool) {
@@ -494,14 +551,56 @@ func (r *Report) resourceRows(row func(string, func(*benchTargetReport) string, 
 // hookdProcessNames returns the names of the hookd processes outside this process that B1's
 // resources show for some target, in the order of the first target to have each.
 func hookdProcessNames(r *Report) []string {
+	return b1Names(r, func(res *b1Resources) []string {
+		var names []string
+		for _, p := range res.Hookd {
+			names = append(names, p.Name)
+		}
+		return names
+	})
+}
+
+// apartProcessNames is hookdProcessNames for the receiver and sender children.
+func apartProcessNames(r *Report) []string {
+	return b1Names(r, func(res *b1Resources) []string {
+		var names []string
+		for _, p := range res.Apart {
+			names = append(names, p.Name)
+		}
+		return names
+	})
+}
+
+// machineShareNames returns the names of the shares of the machine's CPU time that some target
+// shows, other last.
+func machineShareNames(r *Report) []string {
+	names := b1Names(r, func(res *b1Resources) []string {
+		var names []string
+		if res.Machine != nil {
+			for _, s := range res.Machine.Shares {
+				if s.Name != shareOther {
+					names = append(names, s.Name)
+				}
+			}
+		}
+		return names
+	})
+	if len(names) == 0 {
+		return nil
+	}
+	return append(names, shareOther)
+}
+
+// b1Names returns the names of, for each target in turn, B1's resources give, each once.
+func b1Names(r *Report, of func(*b1Resources) []string) []string {
 	var names []string
 	for _, t := range r.Targets {
 		if t.B1 == nil || t.B1.Resources == nil {
 			continue
 		}
-		for _, p := range t.B1.Resources.Hookd {
-			if !slices.Contains(names, p.Name) {
-				names = append(names, p.Name)
+		for _, name := range of(t.B1.Resources) {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
 			}
 		}
 	}

@@ -13,8 +13,8 @@ import (
 )
 
 // This file holds what B1 reports beside its speed: the CPU time and the peak memory of this
-// process, of hookd's processes when they run outside it, and of the database's and the
-// queue's processes.
+// process, of hookd's processes when they run outside it, of the receiver and sender children
+// (--apart), of the database's and the queue's processes, and of the whole machine.
 
 // usageSample is what sampleUsage read at one instant.
 type usageSample struct {
@@ -31,8 +31,17 @@ type usageSample struct {
 	// target can tell them apart from the server's others (see runBackendLister).
 	runServer string
 	runPIDs   []int
-	// processes holds the target's hookd processes (see processLister), in its order.
+	// sharedPIDs are runServer's own processes, which serve every client (PostgreSQL's WAL
+	// writer, checkpointer, background writer, autovacuum).
+	sharedPIDs []int
+	// processes holds the target's hookd processes (see processLister), in its order, then
+	// the receiver and sender children of --apart.
 	processes []processSample
+	// machineFirst and machineLast are the machine's busy CPU time (machineBusy) read first and
+	// last in the sample, so that the machine's interval from one sample to the next holds every
+	// process's.
+	machineFirst, machineLast time.Duration
+	machineOK                 bool
 }
 
 // processLister is a target whose hookd runs in processes of its own, outside this one: the
@@ -42,10 +51,13 @@ type processLister interface {
 	processes() []benchProcess
 }
 
-// benchProcess is one hookd process of a processLister.
+// benchProcess is one process outside this one whose CPU time B1 reports.
 type benchProcess struct {
-	name string // "hookd api", "hookd worker 1"
+	name string // "hookd api", "hookd worker 1", "bench receiver"
 	pid  int
+	// share is the share of the machine's CPU time it counts in: shareHookd, shareReceiver or
+	// shareSender.
+	share string
 }
 
 // processSample is what sampleUsage read of one benchProcess.
@@ -70,36 +82,43 @@ type serverSample struct {
 // runBackendLister is a target that can tell which of its server's processes serve this run:
 // the PostgreSQL targets, whose connections carry an application_name of their own.
 type runBackendLister interface {
-	// runBackends returns the server's name and the pids of its processes that serve this run;
-	// false when they cannot be listed.
-	runBackends(ctx context.Context) (server string, pids []int, ok bool)
+	// runBackends returns the server's name, the pids of its processes that serve this run, and
+	// those of its own processes, which serve every client; false when they cannot be listed.
+	runBackends(ctx context.Context) (server string, run, shared []int, ok bool)
 }
 
-// sampleUsage reads the CPU time and peak memory of this process and of every process named
-// one of t's servers, and which of those serve this run when t can tell. With resetPeak it
-// first resets this process's peak RSS (Linux: 5 to /proc/self/clear_refs), so that a later
-// sample reports the peak since this one.
-func sampleUsage(ctx context.Context, t benchTarget, resetPeak bool) usageSample {
+// sampleUsage reads the CPU time and peak memory of this process, of t's hookd processes and
+// the apart ones (the receiver and sender children), and of every process named one of t's
+// servers, and which of those serve this run when t can tell, and the machine's busy CPU time.
+// With resetPeak it first resets this process's peak RSS (Linux: 5 to /proc/self/clear_refs), so
+// that a later sample reports the peak since this one.
+func sampleUsage(ctx context.Context, t benchTarget, resetPeak bool, apart []benchProcess) usageSample {
 	var s usageSample
 	if resetPeak {
 		s.peakReset = procmem.ResetPeak() == nil
 	}
+	s.machineFirst, s.machineOK = machineBusy()
 	s.selfCPU, s.selfMaxRSS, s.self = selfUsage()
+	var procs []benchProcess
 	if l, ok := t.(processLister); ok {
-		for _, p := range l.processes() {
-			s.processes = append(s.processes, readProcess(p))
-		}
+		procs = l.processes()
+	}
+	for _, p := range append(procs, apart...) {
+		s.processes = append(s.processes, readProcess(p))
 	}
 	s.asked = t.servers()
-	if len(s.asked) == 0 {
-		return s
-	}
-	s.servers = readServers(s.asked)
-	if l, ok := t.(runBackendLister); ok && s.servers != nil {
-		if name, pids, ok := l.runBackends(ctx); ok {
-			s.runServer, s.runPIDs = name, pids
+	if len(s.asked) > 0 {
+		s.servers = readServers(s.asked)
+		if l, ok := t.(runBackendLister); ok && s.servers != nil {
+			if name, run, shared, ok := l.runBackends(ctx); ok {
+				s.runServer, s.runPIDs, s.sharedPIDs = name, run, shared
+			}
 		}
 	}
+	// Last, so that the machine's interval holds every process's.
+	var ok bool
+	s.machineLast, ok = machineBusy()
+	s.machineOK = s.machineOK && ok
 	return s
 }
 
@@ -174,12 +193,18 @@ type b1Resources struct {
 	// Hookd are the target's hookd processes outside this process (fleet: the API process and
 	// the workers); absent where hookd runs in this process.
 	Hookd []processUsage `json:"hookd,omitempty"`
+	// Apart are the receiver and sender children of --apart, "bench receiver" and "bench
+	// sender"; absent where they run in this process.
+	Apart []processUsage `json:"apart,omitempty"`
 	// Servers are the target's database and queue processes on this machine, by name; absent
 	// for SQLite (in this process), where /proc is missing, and for a name no process has.
 	Servers []serverUsage `json:"servers,omitempty"`
-	// TotalCPUPerDeliveryUs adds the servers' CPU to the process's; absent when a server of the
-	// target could not be read.
+	// TotalCPUPerDeliveryUs adds the hookd, apart and server processes' CPU to this process's;
+	// absent when one of them could not be read.
 	TotalCPUPerDeliveryUs *float64 `json:"totalCpuPerDeliveryUs,omitempty"`
+	// Machine is the whole machine's CPU time and its split between those processes and the
+	// rest; absent without /proc/stat, or when a process of the target could not be read.
+	Machine *machineUsage `json:"machine,omitempty"`
 }
 
 // serverUsage is what the processes of one name cost in B1.
@@ -197,11 +222,16 @@ type serverUsage struct {
 	// connections), leaving out the server's shared processes and other clients' backends;
 	// absent where they cannot be told apart (Redis).
 	Run *runProcessUsage `json:"run,omitempty"`
+	// Shared counts the server's own processes, which serve every client (PostgreSQL's WAL
+	// writer, checkpointer, background writer, autovacuum workers alive at both ends); absent
+	// with Run.
+	Shared *runProcessUsage `json:"shared,omitempty"`
 }
 
-// processUsage is what one hookd process outside this process cost in B1.
+// processUsage is what one process outside this process (hookd's, the receiver, the sender)
+// cost in B1.
 type processUsage struct {
-	Name string `json:"name"` // what it runs: "hookd api", "hookd worker 1"
+	Name string `json:"name"` // what it runs: "hookd api", "hookd worker 1", "bench receiver"
 	PID  int    `json:"pid"`
 	// CPUSeconds is its own user and system time (/proc/<pid>/stat).
 	CPUSeconds       float64 `json:"cpuSeconds"`
@@ -229,6 +259,7 @@ func (s usageSample) since(before usageSample, deliveries int) *b1Resources {
 		ProcessMaxRSSKiB: s.selfMaxRSS, ProcessMaxRSSSinceStart: !before.peakReset,
 	}
 	complete := true
+	shares := map[string]time.Duration{}
 	for _, a := range s.processes {
 		i := slices.IndexFunc(before.processes, func(b processSample) bool { return b.pid == a.pid })
 		if !a.ok || i < 0 || !before.processes[i].ok {
@@ -237,8 +268,17 @@ func (s usageSample) since(before usageSample, deliveries int) *b1Resources {
 		}
 		cpu := max(a.cpu-before.processes[i].cpu, 0)
 		total += cpu
-		r.Hookd = append(r.Hookd, processUsage{Name: a.name, PID: a.pid, CPUSeconds: cpu.Seconds(),
-			CPUPerDeliveryUs: perDelivery(cpu), MaxVmHWMKiB: a.hwmKiB})
+		shares[a.share] += cpu
+		u := processUsage{Name: a.name, PID: a.pid, CPUSeconds: cpu.Seconds(), CPUPerDeliveryUs: perDelivery(cpu), MaxVmHWMKiB: a.hwmKiB}
+		if a.share == shareHookd {
+			r.Hookd = append(r.Hookd, u)
+		} else {
+			r.Apart = append(r.Apart, u)
+		}
+	}
+	var parts []namedCPU
+	if _, ok := shares[shareHookd]; ok {
+		parts = append(parts, namedCPU{shareHookd, shares[shareHookd]})
 	}
 	for _, name := range before.asked {
 		b, okb := before.servers[name]
@@ -253,24 +293,44 @@ func (s usageSample) since(before usageSample, deliveries int) *b1Resources {
 			Name: name, Processes: a.processes, CPUSeconds: cpu.Seconds(), CPUPerDeliveryUs: perDelivery(cpu),
 			MaxVmHWMKiB: a.maxHWMKiB,
 		}
+		// The machine's share of a server is the whole of its processes, or, where the run's
+		// can be told apart, theirs and the server's own: other clients' backends (other work
+		// on a shared server) then count in other.
+		share := cpu
 		if name == s.runServer && name == before.runServer {
-			// The processes that served the run at either end, from their CPU time at the
-			// start (or 0, started since) to the end; one that ended meanwhile is lost.
-			var run time.Duration
-			n := 0
-			for _, pid := range slices.Compact(slices.Sorted(slices.Values(slices.Concat(before.runPIDs, s.runPIDs)))) {
-				if end, ok := a.byPID[pid]; ok {
-					run += max(end-b.byPID[pid], 0)
-					n++
+			// The processes at either end, from their CPU time at the start (or 0, started
+			// since) to the end; one that ended meanwhile is lost.
+			sum := func(pids ...[]int) (*runProcessUsage, time.Duration) {
+				var d time.Duration
+				n := 0
+				for _, pid := range slices.Compact(slices.Sorted(slices.Values(slices.Concat(pids...)))) {
+					if end, ok := a.byPID[pid]; ok {
+						d += max(end-b.byPID[pid], 0)
+						n++
+					}
 				}
+				return &runProcessUsage{Processes: n, CPUSeconds: d.Seconds(), CPUPerDeliveryUs: perDelivery(d)}, d
 			}
-			u.Run = &runProcessUsage{Processes: n, CPUSeconds: run.Seconds(), CPUPerDeliveryUs: perDelivery(run)}
+			var run, shared time.Duration
+			u.Run, run = sum(before.runPIDs, s.runPIDs)
+			u.Shared, shared = sum(before.sharedPIDs, s.sharedPIDs)
+			share = run + shared
 		}
+		parts = append(parts, namedCPU{name, share})
 		r.Servers = append(r.Servers, u)
 	}
 	if complete {
 		v := perDelivery(total)
 		r.TotalCPUPerDeliveryUs = &v
+		for _, name := range []string{shareReceiver, shareSender} {
+			if cpu, ok := shares[name]; ok {
+				parts = append(parts, namedCPU{name, cpu})
+			}
+		}
+		parts = append(parts, namedCPU{shareBench, s.selfCPU - before.selfCPU})
+		if s.machineOK && before.machineOK {
+			r.Machine = newMachineUsage(s.machineLast-before.machineFirst, deliveries, parts)
+		}
 	}
 	return r
 }
