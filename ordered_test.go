@@ -82,8 +82,9 @@ var orderedBackends = []orderedBackend{
 	}},
 }
 
-// testSchema returns a fresh PostgreSQL schema's name, dropped when the test ends.
-func testSchema(t *testing.T, u string) string {
+// testSchema returns a fresh PostgreSQL schema's name, dropped with everything in it when the
+// test or benchmark ends.
+func testSchema(t testing.TB, u string) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	schema := "hookd_test_" + hex.EncodeToString(b[:])

@@ -2,8 +2,6 @@ package hookd_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
@@ -34,7 +32,7 @@ func BenchmarkSendPostgres(b *testing.B) {
 		b.Skip("HOOKD_TEST_POSTGRES_URL is unset")
 	}
 	ctx := context.Background()
-	schema := testSchemaTB(b, u)
+	schema := testSchema(b, u)
 	sep := "?"
 	if strings.Contains(u, "?") {
 		sep = "&"
@@ -113,26 +111,6 @@ func BenchmarkSendPostgres(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sends/s")
 	b.ReportMetric(float64((self()-selfBefore).Microseconds())/float64(b.N), "client-µs/send")
 	b.ReportMetric(float64((backends()-pgBefore).Microseconds())/float64(b.N), "postgres-µs/send")
-}
-
-// testSchemaTB returns a fresh schema's name, dropped with everything in it when tb ends.
-func testSchemaTB(tb testing.TB, u string) string {
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	schema := "hookd_bench_" + hex.EncodeToString(r[:])
-	tb.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, u)
-		if err != nil {
-			tb.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`); err != nil {
-			tb.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	return schema
 }
 
 // benchEndpoints is the number of endpoints of BenchmarkSendPostgres: HOOKD_BENCH_ENDPOINTS, or 10.
