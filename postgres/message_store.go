@@ -18,44 +18,17 @@ const messageCols = `m.id, m.app_id, m.event_id, m.event_type, m.channels::text,
 
 // InsertMessage writes msg unless the application already has a message with its event id; then
 // it returns that message and inserted false. A missing application is hookd.ErrNotFound; a
-// message id taken, hookd.ErrConflict.
+// message id taken, hookd.ErrConflict. It is InsertMessages with one message.
 //
 // Of two transactions inserting one event id at once, the second waits on the unique index for
 // the first to commit, inserts nothing, and reads the first's message (READ COMMITTED: each
 // statement sees what committed before it began).
 func (t *txn) InsertMessage(ctx context.Context, msg *hookd.Message) (*hookd.Message, bool, error) {
-	channels, err := sqlcodec.EncodeStrings(msg.Channels)
+	existing, err := t.InsertMessages(ctx, []*hookd.Message{msg})
 	if err != nil {
-		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, err)
+		return nil, false, err
 	}
-	tags, err := sqlcodec.EncodeStrings(msg.Tags)
-	if err != nil {
-		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, err)
-	}
-	n, err := t.c.exec(ctx, `INSERT INTO hookd_messages (id, app_id, event_id, event_type, channels, payload, created_at,
-			tags, payload_expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		ON CONFLICT (app_id, event_id) WHERE event_id IS NOT NULL DO NOTHING`,
-		msg.ID, msg.AppID, sqlcodec.NullString(msg.EventID), msg.EventType, channels, rawBytes(msg.Payload), msg.CreatedAt,
-		tags, msg.PayloadExpiresAt)
-	if err != nil {
-		return nil, false, fmt.Errorf("insert message %s: %w", msg.ID, classify(err))
-	}
-	if n == 1 {
-		if err := t.insertLabels(ctx, msg, "hookd_message_channels", "channel", msg.Channels); err != nil {
-			return nil, false, fmt.Errorf("insert message %s: channels: %w", msg.ID, err)
-		}
-		if err := t.insertLabels(ctx, msg, "hookd_message_tags", "tag", msg.Tags); err != nil {
-			return nil, false, fmt.Errorf("insert message %s: tags: %w", msg.ID, err)
-		}
-		return nil, true, nil
-	}
-	existing, err := dialect.ScanMessage(t.c.queryRow(ctx, `SELECT `+messageCols+` FROM hookd_messages m
-		WHERE m.app_id = $1 AND m.event_id = $2`, msg.AppID, msg.EventID))
-	if err != nil {
-		return nil, false, fmt.Errorf("insert message %s: read message with event id %s: %w", msg.ID, msg.EventID, classify(err))
-	}
-	return &existing, false, nil
+	return existing[0], existing[0] == nil, nil
 }
 
 // The statements of InsertMessages. insertMessagesSQL returns the ids of the messages it
@@ -132,9 +105,11 @@ func (t *txn) InsertMessages(ctx context.Context, msgs []*hookd.Message) ([]*hoo
 		args: []any{ids, appIDs, eventIDs, eventTypes, channels, payloads, createdAts, tags, expiresAts},
 		each: func(r row) error {
 			var id string
-			err := r.Scan(&id)
+			if err := r.Scan(&id); err != nil {
+				return err
+			}
 			written[id] = true
-			return err
+			return nil
 		}})
 	if err != nil {
 		return nil, fmt.Errorf("insert messages %s..%s: %w", ids[0], ids[n-1], classify(err))
@@ -183,8 +158,11 @@ func (t *txn) readExisting(ctx context.Context, msgs []*hookd.Message, written m
 	found := map[[2]string]*hookd.Message{}
 	err := eachRow(ctx, t.c, batchQuery{sql: existingMessagesSQL, args: []any{appIDs, eventIDs}, each: func(r row) error {
 		m, err := dialect.ScanMessage(r)
+		if err != nil {
+			return err
+		}
 		found[[2]string{m.AppID, m.EventID}] = &m
-		return err
+		return nil
 	}})
 	if err != nil {
 		return fmt.Errorf("insert messages: read messages with their event ids: %w", classify(err))
@@ -208,21 +186,6 @@ func encodeList(list []string) (*string, error) {
 	}
 	s := v.(string)
 	return &s, nil
-}
-
-// insertLabels writes the message's channels or tags (labels) one a row into table, whose label
-// column is col.
-func (t *txn) insertLabels(ctx context.Context, msg *hookd.Message, table, col string, labels []string) error {
-	labels = sqlstore.Unique(labels)
-	if len(labels) == 0 {
-		return nil
-	}
-	_, err := t.c.exec(ctx, `INSERT INTO `+table+` (app_id, `+col+`, message_id)
-		SELECT $1, l, $3 FROM unnest($2::text[]) AS l`, msg.AppID, labels, msg.ID)
-	if err != nil {
-		return classify(err)
-	}
-	return nil
 }
 
 // ExpungeMessagePayload sets the message's payload to NULL: it reads back as a nil Payload.

@@ -33,16 +33,22 @@ func (t *txn) SendTargets(ctx context.Context, names []string) (map[string]*hook
 	err := queryAll(ctx, t.c, []batchQuery{
 		{sql: sendAppsSQL, args: []any{names}, each: func(r row) error {
 			a, err := dialect.ScanApplication(r)
+			if err != nil {
+				return err
+			}
 			found = append(found, a)
-			return err
+			return nil
 		}},
 		{sql: sendEndpointsSQL, args: []any{names}, each: func(r row) error {
 			e, err := dialect.ScanEndpoint(r)
+			if err != nil {
+				return err
+			}
 			if !seen[e.ID] {
 				seen[e.ID] = true
 				endpoints[e.AppID] = append(endpoints[e.AppID], e)
 			}
-			return err
+			return nil
 		}},
 	})
 	if err != nil {
