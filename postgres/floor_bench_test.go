@@ -61,7 +61,7 @@ func BenchmarkRowFloor(b *testing.B) {
 			if schema == "bare" {
 				setupSQL += `;
 				DROP INDEX hookd_messages_event_id, hookd_messages_app_id, hookd_messages_app_id_event_type,
-					hookd_deliveries_endpoint_id_undelivered, hookd_deliveries_endpoint_id, hookd_deliveries_pending,
+					hookd_deliveries_endpoint_id_undelivered, hookd_deliveries_endpoint_id_delivered, hookd_deliveries_pending,
 					hookd_attempts_message_id, hookd_attempts_endpoint_id, hookd_attempts_app_id;
 				ALTER TABLE hookd_deliveries DROP CONSTRAINT hookd_deliveries_message_id_fkey,
 					DROP CONSTRAINT hookd_deliveries_message_id_endpoint_id_key;
