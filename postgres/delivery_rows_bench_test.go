@@ -44,7 +44,7 @@ import (
 //
 // Run it with
 //
-//	HOOKD_TEST_POSTGRES_URL=postgres://... go test -run x -bench DeliveryRows -benchtime 2000x ./postgres/
+//	HOOKD_TEST_POSTGRES_URL=postgres://... go test -run '^$' -bench DeliveryRows -benchtime 2000x ./postgres/
 func BenchmarkDeliveryRows(b *testing.B) {
 	const endpoints, senders = 10, 8
 	bd := setup(b)

@@ -40,6 +40,9 @@ var dialect = &sqlstore.Dialect{
 	Time:          func(t time.Time) any { return t },
 	ScanTime:      func(t *time.Time) any { return &utcTime{t} },
 	ScanNullTime:  func(t **time.Time) any { return &nullUTCTime{t} },
+	// An endpoint's deliveries are in two partial indexes (migration 15):
+	// hookd_deliveries_endpoint_id_delivered and hookd_deliveries_endpoint_id_undelivered.
+	StatusBranches: true,
 }
 
 // utcTime scans a timestamptz into a time, in UTC: through pgx (pgtype.TimestamptzScanner) or

@@ -40,6 +40,10 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 		`DROP TABLE hookd_endpoint_slots`,
 		`ALTER TABLE hookd_endpoints DROP COLUMN ordered`,                                                                     // migration 13's
 		`ALTER TABLE hookd_deliveries DROP COLUMN first_job, DROP COLUMN job_due, DROP COLUMN job_claims, RESET (fillfactor)`, // migration 14's (its index goes with first_job)
+		`DROP INDEX hookd_deliveries_endpoint_id_undelivered, hookd_deliveries_endpoint_id_delivered`,                         // migration 15's
+		`CREATE INDEX hookd_deliveries_endpoint_id_status ON hookd_deliveries (endpoint_id, status, id)`,
+		`CREATE INDEX hookd_deliveries_endpoint_id ON hookd_deliveries (endpoint_id, id)`,
+		`CREATE INDEX hookd_attempts_delivery_id ON hookd_attempts (delivery_id, number)`,
 		`DELETE FROM hookd_migrations WHERE version >= 5`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {

@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hookd/hookd"
@@ -50,3 +52,20 @@ const (
 
 // RetentionLockKey is the advisory lock key of the retention cleaner in schema.
 var RetentionLockKey = retentionLockKey
+
+// ListReads are the reads of the lists that walk an index of attempts or deliveries.
+type ListReads interface {
+	ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hookd.Page[hookd.Attempt], error)
+	ListDeliveries(ctx context.Context, f hookd.DeliveryFilter) (*hookd.Page[hookd.Delivery], error)
+	FirstPendingDelivery(ctx context.Context, endpointID string) (*hookd.Delivery, error)
+	ParkedDeliveries(ctx context.Context, endpointID, afterID string, limit int) ([]hookd.Delivery, error)
+	AttemptsPerHour(ctx context.Context, f hookd.AttemptStatsFilter) ([]hookd.HourCount, error)
+	AttemptsByEndpoint(ctx context.Context, f hookd.AttemptStatsFilter, endpointIDs []string) (map[string]hookd.AttemptCount, error)
+	DueDeliveries(ctx context.Context, before time.Time, afterID string, limit int) ([]hookd.Delivery, error)
+}
+
+// ReadsOn are the store's reads run on c alone.
+func ReadsOn(c *pgx.Conn) ListReads {
+	q := newQueries(pgxConn{c})
+	return &q
+}

@@ -32,8 +32,8 @@ import (
 //
 //   - schema=hookd, the migrations as they are: the floor under hookd's own PostgreSQL CPU per
 //     delivery (B1's "this run's postgres backends");
-//   - schema=lean, without the four indexes hookd could most easily do without (deliveries by
-//     endpoint and status, pending deliveries, attempts by delivery and by application), and with
+//   - schema=lean, without the three indexes hookd could most easily do without (the endpoints'
+//     undelivered deliveries, pending deliveries, attempts by application), and with
 //     room on the delivery table's pages, so that marking a delivery delivered is a HOT update
 //     that writes no index entry;
 //   - schema=bare, the same tables with only their primary keys and the job queue's index: no
@@ -54,15 +54,15 @@ func BenchmarkRowFloor(b *testing.B) {
 					SELECT 'ep_floor' || g, 'app_floor', 'http://127.0.0.1:1/ep' || g, now(), now() FROM generate_series(1, 10) AS g`
 			if schema == "lean" {
 				setupSQL += `;
-				DROP INDEX hookd_deliveries_endpoint_id_status, hookd_deliveries_pending,
-					hookd_attempts_delivery_id, hookd_attempts_app_id;
+				DROP INDEX hookd_deliveries_endpoint_id_undelivered, hookd_deliveries_pending,
+					hookd_attempts_app_id;
 				ALTER TABLE hookd_deliveries SET (fillfactor = 60)`
 			}
 			if schema == "bare" {
 				setupSQL += `;
 				DROP INDEX hookd_messages_event_id, hookd_messages_app_id, hookd_messages_app_id_event_type,
-					hookd_deliveries_endpoint_id_status, hookd_deliveries_endpoint_id, hookd_deliveries_pending,
-					hookd_attempts_message_id, hookd_attempts_endpoint_id, hookd_attempts_delivery_id, hookd_attempts_app_id;
+					hookd_deliveries_endpoint_id_undelivered, hookd_deliveries_endpoint_id_delivered, hookd_deliveries_pending,
+					hookd_attempts_message_id, hookd_attempts_endpoint_id, hookd_attempts_app_id;
 				ALTER TABLE hookd_deliveries DROP CONSTRAINT hookd_deliveries_message_id_fkey,
 					DROP CONSTRAINT hookd_deliveries_message_id_endpoint_id_key;
 				ALTER TABLE hookd_attempts DROP CONSTRAINT hookd_attempts_message_id_fkey`

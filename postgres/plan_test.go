@@ -3,13 +3,17 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/postgres"
 )
 
@@ -162,4 +166,248 @@ func acquirePlans(t *testing.T, b *bundle) string {
 		}
 	}
 	return text
+}
+
+// TestListPlans plans the lists and reads of attempts and deliveries whose indexes
+// migration 15 changed, generically, on tables without statistics and then analyzed: each must
+// walk the indexes named (no sequential scan of a hookd table), and return the rows
+// that the filter names. A delivery's attempts are found through its message's index, since no
+// index holds delivery_id; an endpoint's deliveries of a status other than delivered through
+// the partial index of its undelivered ones, and its delivered ones through the other partial
+// index; a list of every status merges the two.
+func TestListPlans(t *testing.T) {
+	b := setup(t)
+	ctx := context.Background()
+	// 40 endpoints, 4,000 messages of one delivery each: dlv_g to ep_(g % 40), every 10th
+	// failed, every 25th pending (every 50th of those parked), the rest delivered; one attempt
+	// each, and a second for the failed ones.
+	fill := `INSERT INTO hookd_applications (id, name, created_at, updated_at) VALUES ('app_1', 'a', now(), now()), ('app_2', 'b', now(), now());
+		INSERT INTO hookd_endpoints (id, app_id, url, created_at, updated_at)
+			SELECT 'ep_' || g, 'app_1', 'https://example.com/', now(), now() FROM generate_series(0, 39) AS g;
+		INSERT INTO hookd_messages (id, app_id, event_type, created_at)
+			SELECT 'msg_' || lpad(g::text, 5, '0'), 'app_1', 'x', now() FROM generate_series(1, 4000) AS g;
+		INSERT INTO hookd_deliveries (id, message_id, endpoint_id, app_id, status, next_attempt_at, created_at, updated_at, first_job)
+			SELECT 'dlv_' || lpad(g::text, 5, '0'), 'msg_' || lpad(g::text, 5, '0'), 'ep_' || (g % 40), 'app_1',
+				CASE WHEN g % 10 = 0 THEN 'failed' WHEN g % 25 = 0 THEN 'pending' ELSE 'delivered' END,
+				CASE WHEN g % 50 = 0 THEN NULL ELSE now() END, now(), now(), false
+			FROM generate_series(1, 4000) AS g;
+		INSERT INTO hookd_attempts (id, delivery_id, message_id, endpoint_id, app_id, number, trigger_kind, url, at,
+				duration_us, status_code, success)
+			SELECT 'atmpt_' || lpad(g::text, 5, '0') || '_' || n, 'dlv_' || lpad(g::text, 5, '0'), 'msg_' || lpad(g::text, 5, '0'),
+				'ep_' || (g % 40), 'app_1', n, 'scheduled', 'https://example.com/', now(), 1000, 200, true
+			FROM generate_series(1, 4000) AS g, generate_series(1, 2) AS n WHERE n = 1 OR g % 10 = 0`
+	if _, err := b.store.Pool().Exec(ctx, fill); err != nil {
+		t.Fatal(err)
+	}
+	conn, plans := explainingConn(t, b)
+	reads := postgres.ReadsOn(conn)
+	since := time.Now().Add(-time.Hour)
+	stats := hookd.AttemptStatsFilter{AppID: "app_1", Since: since, FromID: "atmpt_"}
+	cases := []struct {
+		name, index string
+		read        func() (int, error) // the rows it returned
+		want        int
+	}{
+		{"attempts_of_a_delivery", "hookd_attempts_message_id", func() (int, error) {
+			p, err := reads.ListAttempts(ctx, hookd.AttemptFilter{AppID: "app_1", DeliveryID: "dlv_00010"})
+			return pageLen(p, err)
+		}, 2},
+		{"attempts_of_a_delivery_and_endpoint", "hookd_attempts_message_id", func() (int, error) {
+			p, err := reads.ListAttempts(ctx, hookd.AttemptFilter{AppID: "app_1", DeliveryID: "dlv_00011", EndpointID: "ep_11"})
+			return pageLen(p, err)
+		}, 1},
+		{"attempts_of_a_delivery_and_message", "hookd_attempts_message_id", func() (int, error) {
+			p, err := reads.ListAttempts(ctx, hookd.AttemptFilter{AppID: "app_1", DeliveryID: "dlv_00030", MessageID: "msg_00030"})
+			return pageLen(p, err)
+		}, 2},
+		{"attempts_of_a_message", "hookd_attempts_message_id", func() (int, error) {
+			p, err := reads.ListAttempts(ctx, hookd.AttemptFilter{AppID: "app_1", MessageID: "msg_00020"})
+			return pageLen(p, err)
+		}, 2},
+		{"attempts_of_an_endpoint", "hookd_attempts_endpoint_id", func() (int, error) {
+			p, err := reads.ListAttempts(ctx, hookd.AttemptFilter{AppID: "app_1", EndpointID: "ep_3", ListOptions: hookd.ListOptions{Limit: 250}})
+			return pageLen(p, err)
+		}, 100},
+		{"endpoint_failed", "hookd_deliveries_endpoint_id_undelivered", func() (int, error) {
+			p, err := reads.ListDeliveries(ctx, hookd.DeliveryFilter{AppID: "app_1", EndpointID: "ep_10", Status: hookd.DeliveryFailed, ListOptions: hookd.ListOptions{Limit: 250}})
+			return pageLen(p, err)
+		}, 100},
+		{"endpoint_pending", "hookd_deliveries_endpoint_id_undelivered", func() (int, error) {
+			p, err := reads.ListDeliveries(ctx, hookd.DeliveryFilter{AppID: "app_1", EndpointID: "ep_25", Status: hookd.DeliveryPending, ListOptions: hookd.ListOptions{Limit: 250}})
+			return pageLen(p, err)
+		}, 20}, // g % 40 = 25 and g % 25 = 0 and g % 10 != 0: g = 25, 225, 425, ... (every 200th)
+		{"endpoint_delivered", "hookd_deliveries_endpoint_id_delivered", func() (int, error) {
+			p, err := reads.ListDeliveries(ctx, hookd.DeliveryFilter{AppID: "app_1", EndpointID: "ep_1", Status: hookd.DeliveryDelivered, ListOptions: hookd.ListOptions{Limit: 250}})
+			return pageLen(p, err)
+		}, 100},
+		{"endpoint_all", "hookd_deliveries_endpoint_id_delivered hookd_deliveries_endpoint_id_undelivered", func() (int, error) {
+			p, err := reads.ListDeliveries(ctx, hookd.DeliveryFilter{AppID: "app_1", EndpointID: "ep_10", ListOptions: hookd.ListOptions{Limit: 250}})
+			return pageLen(p, err)
+		}, 100},
+		{"first_pending", "hookd_deliveries_endpoint_id_undelivered", func() (int, error) {
+			d, err := reads.FirstPendingDelivery(ctx, "ep_25")
+			if err != nil || d.ID != "dlv_00025" {
+				return 0, fmt.Errorf("first pending of ep_25: %+v, %w", d, err)
+			}
+			return 1, nil
+		}, 1},
+		{"parked", "hookd_deliveries_endpoint_id_undelivered", func() (int, error) {
+			ds, err := reads.ParkedDeliveries(ctx, "ep_10", "", 100)
+			return len(ds), err // g % 40 = 10 and g % 50 = 0 and g % 10 != 0: none (every such g is failed)
+		}, 0},
+		{"due", "hookd_deliveries_pending", func() (int, error) {
+			ds, err := reads.DueDeliveries(ctx, time.Now().Add(time.Hour), "", 1000)
+			return len(ds), err
+		}, 80}, // g % 25 = 0 and g % 10 != 0: 160 of 4,000, of which g % 50 = 0 (half) have no next attempt time and are due at creation
+		// Not changed by migration 15; any index will do.
+		{"attempts_per_hour_endpoint", "", func() (int, error) {
+			f := stats
+			f.EndpointID = "ep_10"
+			h, err := reads.AttemptsPerHour(ctx, f)
+			return sumHours(h), err
+		}, 200},
+		{"attempts_per_hour_app", "", func() (int, error) {
+			h, err := reads.AttemptsPerHour(ctx, stats)
+			return sumHours(h), err
+		}, 4400},
+	}
+	for _, analyzed := range []bool{false, true} {
+		if analyzed {
+			if _, err := b.store.Pool().Exec(ctx, `ANALYZE hookd_attempts; ANALYZE hookd_deliveries`); err != nil {
+				t.Fatal(err)
+			}
+			// A new connection: the plans cached on the first were made without statistics.
+			conn, plans = explainingConn(t, b)
+			reads = postgres.ReadsOn(conn)
+		}
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/analyzed=%v", c.name, analyzed), func(t *testing.T) {
+				plans() // drops the plans of earlier reads
+				n, err := c.read()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n != c.want {
+					t.Errorf("%d rows, want %d", n, c.want)
+				}
+				text := plans()
+				if strings.Contains(text, "Seq Scan on hookd_") {
+					t.Errorf("the generic plan scans a whole table:\n%s", text)
+				}
+				for _, index := range strings.Fields(c.index) {
+					if !regexp.MustCompile(`(using|Scan on) ` + index + `\b`).MatchString(text) {
+						t.Errorf("the generic plan does not use %s:\n%s", index, text)
+					}
+				}
+			})
+		}
+	}
+	// An endpoint's deliveries of every status, one branch a status, page by page both ways: the
+	// ids in order, each once.
+	var want []string
+	rows, err := b.store.Pool().Query(ctx, `SELECT id FROM hookd_deliveries WHERE endpoint_id = 'ep_10' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	opts := hookd.ListOptions{Limit: 7}
+	var last *hookd.Page[hookd.Delivery]
+	for {
+		p, err := reads.ListDeliveries(ctx, hookd.DeliveryFilter{AppID: "app_1", EndpointID: "ep_10", ListOptions: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range p.Data {
+			got = append(got, d.ID)
+		}
+		last = p
+		if p.Done {
+			break
+		}
+		opts.Iterator = p.Iterator
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the endpoint's deliveries page by page: %v, want %v", got, want)
+	}
+	back, err := reads.ListDeliveries(ctx, hookd.DeliveryFilter{AppID: "app_1", EndpointID: "ep_10",
+		ListOptions: hookd.ListOptions{Limit: 7, Iterator: last.PrevIterator, Backward: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(want) - len(last.Data); len(back.Data) != 7 || back.Data[6].ID != want[n-1] || back.Data[0].ID != want[n-7] {
+		t.Errorf("the page before the last: %+v", back)
+	}
+	for _, f := range []hookd.AttemptFilter{
+		{AppID: "app_1", DeliveryID: "dlv_none"},
+		{AppID: "app_1", DeliveryID: "dlv_00011", EndpointID: "ep_12"}, // the delivery is to ep_11
+		{AppID: "app_2", DeliveryID: "dlv_00011"},
+		{AppID: "app_1", DeliveryID: "dlv_00011", MessageID: "msg_00012"},
+	} {
+		p, err := reads.ListAttempts(ctx, f)
+		if err != nil || len(p.Data) != 0 || !p.Done || p.Iterator != "" || p.PrevIterator != "" {
+			t.Errorf("attempts of %+v: %+v, %v", f, p, err)
+		}
+	}
+}
+
+func pageLen[T any](p *hookd.Page[T], err error) (int, error) {
+	if err != nil {
+		return 0, err
+	}
+	return len(p.Data), nil
+}
+
+func sumHours(hs []hookd.HourCount) int {
+	n := 0
+	for _, h := range hs {
+		n += h.Succeeded + h.Failed
+	}
+	return n
+}
+
+// explainingConn is a connection of b's schema that plans generically and sends the plan of
+// every statement it runs as a notice (auto_explain), and a function that returns the plans
+// sent since it was last called. It skips t where auto_explain cannot be loaded.
+func explainingConn(t *testing.T, b *bundle) (*pgx.Conn, func() string) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(inSchema(t, b.url, b.schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var plans []string
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		plans = append(plans, n.Message)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(ctx) })
+	for _, q := range []string{`LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`, `SET auto_explain.log_nested_statements = on`,
+		`SET auto_explain.log_level = notice`, `SET client_min_messages = notice`, `SET plan_cache_mode = force_generic_plan`} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Skipf("auto_explain, which shows the plans, is not loadable here: %s: %v", q, err)
+		}
+	}
+	return conn, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		text := strings.Join(plans, "\n")
+		plans = nil
+		return text
+	}
 }

@@ -25,6 +25,10 @@ type Dialect struct {
 	// without a limit, the form in which PostgreSQL merges the branches' index ranges (Merge
 	// Append) and stops at the page's end. False writes SQLite's form, each branch a subquery.
 	MergedUnion bool
+	// StatusBranches lists an endpoint's deliveries of any status as one branch a status (see
+	// List.AnyOf), merged in id order: PostgreSQL indexes an endpoint's deliveries in partial
+	// indexes by status, so no one index range holds them all.
+	StatusBranches bool
 	// InList returns the condition that col is one of a list of strings bound as one argument
 	// (see ListArg): one parameter however many strings.
 	InList func(col string) string
