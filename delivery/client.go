@@ -209,6 +209,9 @@ func (c *Client) requestHeader(h http.Header) http.Header {
 // arrived is kept.
 func readCapped(resp *http.Response, max int64) []byte {
 	defer resp.Body.Close()
+	if resp.ContentLength == 0 {
+		return nil // no body (204, 304, Content-Length: 0): http.NoBody, nothing to read or keep
+	}
 	limit := max
 	if limit < math.MaxInt64 {
 		limit++
