@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 
 	"github.com/hookd/hookd/delivery"
 )
@@ -27,13 +29,74 @@ const (
 // credentials) in an attempt's request headers.
 const Redacted = "[redacted]"
 
-// Encode returns h as JSON text, or "" when it holds nothing.
+// Encode returns h as JSON text, or "" when it holds nothing. The text is json.Marshal's, byte
+// for byte (names in order, a nil list as null, the same escapes), written without reflection:
+// every attempt record encodes two.
 func (h AttemptHeaders) Encode() string {
 	if len(h.Header) == 0 && h.Omitted == 0 {
 		return ""
 	}
-	b, _ := json.Marshal(h) // a map of string slices and an int always encode
+	var stack [MaxAttemptHeaders]string
+	names := stack[:0]
+	size := len(`{"header":{},"omitted":-9223372036854775808}`)
+	for k, vs := range h.Header {
+		names = append(names, k)
+		size += len(k) + len(`"":[],`)
+		for _, v := range vs {
+			size += len(v) + len(`"",`)
+		}
+	}
+	slices.Sort(names)
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	if len(h.Header) > 0 {
+		b = append(b, `"header":{`...)
+		for i, k := range names {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			vs := h.Header[k]
+			if vs == nil {
+				b = append(b, "null"...)
+				continue
+			}
+			b = append(b, '[')
+			for j, v := range vs {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, v)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	}
+	if h.Omitted != 0 {
+		if len(h.Header) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"omitted":`...)
+		b = strconv.AppendInt(b, int64(h.Omitted), 10)
+	}
+	b = append(b, '}')
 	return string(b)
+}
+
+// appendJSONString appends s as a JSON string, as json.Marshal writes it. A string of printable
+// ASCII that needs no escape (header names and values nearly always are) is copied as it is; any
+// other goes through json.Marshal, so that the escapes stay exactly its own.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // DecodeAttemptHeaders reads what Encode wrote; "" is no headers.
@@ -54,6 +117,10 @@ func requestHeaders(sent http.Header, ep *Endpoint) AttemptHeaders {
 	if len(sent) == 0 {
 		return AttemptHeaders{}
 	}
+	if !sentAny(sent, ep.Headers) {
+		out, omitted := delivery.BoundHeader(sent) // which copies what it keeps
+		return AttemptHeaders{Header: out, Omitted: omitted}
+	}
 	h := make(http.Header, len(sent))
 	for k, vs := range sent {
 		h[k] = vs
@@ -70,6 +137,16 @@ func requestHeaders(sent http.Header, ep *Endpoint) AttemptHeaders {
 	}
 	out, omitted := delivery.BoundHeader(h)
 	return AttemptHeaders{Header: out, Omitted: omitted}
+}
+
+// sentAny reports whether sent holds any of the names of own.
+func sentAny(sent http.Header, own map[string]string) bool {
+	for k := range own {
+		if _, ok := sent[http.CanonicalHeaderKey(k)]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // responseHeaders is the attempt log's copy of a response's headers, which package delivery

@@ -62,25 +62,34 @@ func (h SignatureHeaders) flavors(scheme SignatureScheme) []signature.Flavor {
 	return []signature.Flavor{signature.FlavorWebhook, signature.FlavorSvix}
 }
 
-// standardHeaderNames are the id, timestamp and signature header names of each flavor.
+// standardHeaderNames are the id, timestamp and signature header names of each flavor, in their
+// canonical form (the form http.Header.Set writes), so that setting them builds no name.
 var standardHeaderNames = map[signature.Flavor][3]string{
-	signature.FlavorWebhook: {signature.HeaderID, signature.HeaderTimestamp, signature.HeaderSignature},
-	signature.FlavorSvix:    {signature.SvixHeaderID, signature.SvixHeaderTimestamp, signature.SvixHeaderSignature},
+	signature.FlavorWebhook: canonicalNames(signature.HeaderID, signature.HeaderTimestamp, signature.HeaderSignature),
+	signature.FlavorSvix:    canonicalNames(signature.SvixHeaderID, signature.SvixHeaderTimestamp, signature.SvixHeaderSignature),
+}
+
+func canonicalNames(id, timestamp, sig string) [3]string {
+	return [3]string{http.CanonicalHeaderKey(id), http.CanonicalHeaderKey(timestamp), http.CanonicalHeaderKey(sig)}
 }
 
 // setStandardHeaders signs body once with s and writes the message id, the timestamp and the
-// signature into dst under the names of each flavor.
+// signature into dst under the names of each flavor, as dst.Set would. The values share one
+// array, each name's a full slice of it.
 func setStandardHeaders(dst http.Header, s *signature.Signer, flavors []signature.Flavor, id string, ts time.Time, body []byte) error {
 	sig, err := s.Sign(id, ts, body)
 	if err != nil {
 		return fmt.Errorf("sign: %w", err)
 	}
 	unix := strconv.FormatInt(ts.Unix(), 10)
+	vals := make([]string, 0, 3*len(flavors))
 	for _, f := range flavors {
 		names := standardHeaderNames[f]
-		dst.Set(names[0], id)
-		dst.Set(names[1], unix)
-		dst.Set(names[2], sig)
+		i := len(vals)
+		vals = append(vals, id, unix, sig)
+		dst[names[0]] = vals[i : i+1 : i+1]
+		dst[names[1]] = vals[i+1 : i+2 : i+2]
+		dst[names[2]] = vals[i+2 : i+3 : i+3]
 	}
 	return nil
 }

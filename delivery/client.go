@@ -149,19 +149,10 @@ func (c *Client) Post(ctx context.Context, req *Request) *Result {
 		res.Err = &URLError{URL: req.URL, Reason: innerMessage(err)}
 		return res
 	}
-	hreq.Header = make(http.Header, len(req.Header)+2)
-	for k, vs := range req.Header {
-		ck := http.CanonicalHeaderKey(k)
-		hreq.Header[ck] = append(hreq.Header[ck], vs...)
-	}
-	if _, ok := hreq.Header["Content-Type"]; !ok {
-		hreq.Header["Content-Type"] = []string{"application/json"}
-	}
-	if _, ok := hreq.Header["User-Agent"]; !ok {
-		hreq.Header["User-Agent"] = []string{c.cfg.UserAgent}
-	}
-
-	res.RequestHeader = hreq.Header.Clone()
+	hreq.Header = c.requestHeader(req.Header)
+	// net/http only reads a client request's headers, so they are, after Do, the headers as
+	// they were sent.
+	res.RequestHeader = hreq.Header
 	resp, err := c.http.Do(hreq)
 	if err != nil {
 		res.Err = describe(ctx, err, trace, limit)
@@ -180,6 +171,37 @@ func (c *Client) Post(ctx context.Context, req *Request) *Result {
 	return res
 }
 
+// requestHeader is a copy of h with its names in canonical form (the values of two names with
+// one canonical form joined), Content-Type and User-Agent added when absent. The values share
+// one array, each name's a full slice of it, so that appending to one never writes over the next.
+func (c *Client) requestHeader(h http.Header) http.Header {
+	total := 2
+	for _, vs := range h {
+		total += len(vs)
+	}
+	vals := make([]string, 0, total)
+	out := make(http.Header, len(h)+2)
+	for k, vs := range h {
+		ck := http.CanonicalHeaderKey(k)
+		if prev, ok := out[ck]; ok || len(vs) == 0 {
+			out[ck] = append(prev, vs...)
+			continue
+		}
+		i := len(vals)
+		vals = append(vals, vs...)
+		out[ck] = vals[i:len(vals):len(vals)]
+	}
+	if _, ok := out["Content-Type"]; !ok {
+		vals = append(vals, "application/json")
+		out["Content-Type"] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
+	if _, ok := out["User-Agent"]; !ok {
+		vals = append(vals, c.cfg.UserAgent)
+		out["User-Agent"] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
+	return out
+}
+
 // readCapped reads at most max bytes of the body and closes it. It reads one
 // byte more than it keeps, so that a body of exactly max bytes is read to
 // its end and its connection can be reused; a longer body is abandoned, not
@@ -187,6 +209,9 @@ func (c *Client) Post(ctx context.Context, req *Request) *Result {
 // arrived is kept.
 func readCapped(resp *http.Response, max int64) []byte {
 	defer resp.Body.Close()
+	if resp.ContentLength == 0 {
+		return nil // no body (204, 304, Content-Length: 0): http.NoBody, nothing to read or keep
+	}
 	limit := max
 	if limit < math.MaxInt64 {
 		limit++

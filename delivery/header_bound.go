@@ -18,22 +18,31 @@ func BoundHeader(h http.Header) (http.Header, int) {
 	if len(h) == 0 {
 		return nil, 0
 	}
-	names := make([]string, 0, len(h))
-	for k := range h {
+	var stack [MaxHeaderFields]string
+	names := stack[:0]
+	total := 0
+	for k, vs := range h {
 		names = append(names, k)
+		total += len(vs)
 	}
 	slices.Sort(names)
+	// The values kept share one array, each name's a full slice of it (so that appending to one
+	// never writes over the next).
+	vals := make([]string, 0, min(total, MaxHeaderFields))
 	out := make(http.Header, min(len(h), MaxHeaderFields))
-	fields, size, omitted := 0, 0, 0
+	size, omitted := 0, 0
 	for _, k := range names {
+		start := len(vals)
 		for _, v := range h[k] {
-			if fields == MaxHeaderFields || size+len(k)+len(v) > MaxHeaderBytes {
+			if len(vals) == MaxHeaderFields || size+len(k)+len(v) > MaxHeaderBytes {
 				omitted++
 				continue
 			}
-			out[k] = append(out[k], v)
-			fields++
+			vals = append(vals, v)
 			size += len(k) + len(v)
+		}
+		if len(vals) > start {
+			out[k] = vals[start:len(vals):len(vals)]
 		}
 	}
 	return out, omitted

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlstore"
@@ -117,14 +116,14 @@ func scheduledRecords(recs []hookd.AttemptRecord, ds []sqlstore.DeliveryUpdate) 
 func appendAttemptArrays(args []any, recs []hookd.AttemptRecord) []any {
 	n := len(recs)
 	var (
-		ids, deliveryIDs, messageIDs = make([]string, n), make([]string, n), make([]string, n)
-		endpointIDs, appIDs          = make([]string, n), make([]string, n)
+		ids, deliveryIDs, messageIDs = make(textArray, n), make(textArray, n), make(textArray, n)
+		endpointIDs, appIDs          = make(textArray, n), make(textArray, n)
 		numbers, statusCodes         = make([]int, n), make([]int, n)
-		triggers, urls               = make([]string, n), make([]string, n)
-		ats                          = make([]time.Time, n)
+		triggers, urls               = make(textArray, n), make(textArray, n)
+		ats                          = make(timeArray, n)
 		durations                    = make([]int64, n)
 		successes                    = make([]bool, n)
-		errs                         = make([]string, n)
+		errs                         = make(textArray, n)
 		responses                    = make([][]byte, n)
 	)
 	for i := range recs {
@@ -139,7 +138,7 @@ func appendAttemptArrays(args []any, recs []hookd.AttemptRecord) []any {
 }
 
 func appendAttemptHeaderArrays(args []any, recs []hookd.AttemptRecord) []any {
-	reqs, resps := make([]string, len(recs)), make([]string, len(recs))
+	reqs, resps := make(textArray, len(recs)), make(textArray, len(recs))
 	for i := range recs {
 		reqs[i], resps[i] = recs[i].Attempt.RequestHeaders.Encode(), recs[i].Attempt.ResponseHeaders.Encode()
 	}
@@ -149,13 +148,13 @@ func appendAttemptHeaderArrays(args []any, recs []hookd.AttemptRecord) []any {
 func appendDeliveryArrays(args []any, ds []sqlstore.DeliveryUpdate) []any {
 	n := len(ds)
 	var (
-		ids, statuses, lastErrors = make([]string, n), make([]string, n), make([]string, n)
+		ids, statuses, lastErrors = make(textArray, n), make(textArray, n), make(textArray, n)
 		attempts                  = make([]int, n)
-		nexts                     = make([]*time.Time, n)
-		ats                       = make([]time.Time, n)
+		nexts                     = make(nullTimeArray, n)
+		ats                       = make(timeArray, n)
 	)
 	for i, d := range ds {
-		ids[i], statuses[i], attempts[i], nexts[i], lastErrors[i], ats[i] = d.ID, string(d.Status), d.Attempts, d.Next, d.LastError, d.At
+		ids[i], statuses[i], attempts[i], nexts[i], lastErrors[i], ats[i] = d.ID, string(d.Status), d.Attempts, optTime{d.Next}, d.LastError, d.At
 	}
 	return append(args, ids, statuses, attempts, nexts, lastErrors, ats)
 }
@@ -163,15 +162,15 @@ func appendDeliveryArrays(args []any, ds []sqlstore.DeliveryUpdate) []any {
 func appendHealthArrays(args []any, hs []sqlstore.HealthUpdate) []any {
 	n := len(hs)
 	var (
-		ids, lastErrors              = make([]string, n), make([]string, n)
-		lastAts                      = make([]time.Time, n)
+		ids, lastErrors              = make(textArray, n), make(textArray, n)
+		lastAts                      = make(timeArray, n)
 		lastStatuses, failures       = make([]int, n), make([]int, n)
 		succeeded                    = make([]bool, n)
-		lastSuccesses, firstFailures = make([]*time.Time, n), make([]*time.Time, n)
+		lastSuccesses, firstFailures = make(nullTimeArray, n), make(nullTimeArray, n)
 	)
 	for i, h := range hs {
 		ids[i], lastAts[i], lastStatuses[i], lastErrors[i] = h.ID, h.LastAt, h.LastStatus, h.LastError
-		succeeded[i], lastSuccesses[i], failures[i], firstFailures[i] = h.Succeeded, h.LastSuccess, h.Failures, h.FirstFailure
+		succeeded[i], lastSuccesses[i], failures[i], firstFailures[i] = h.Succeeded, optTime{h.LastSuccess}, h.Failures, optTime{h.FirstFailure}
 	}
 	return append(args, ids, lastAts, lastStatuses, lastErrors, succeeded, lastSuccesses, failures, firstFailures)
 }
