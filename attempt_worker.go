@@ -87,11 +87,19 @@ func (c *Client) loadWork(ctx context.Context, deliveryID string) (*Delivery, *M
 	return c.store.LoadWork(ctx, deliveryID)
 }
 
-// endpoint returns the endpoint and its keys, from the cache when fresh.
+// endpoint returns the endpoint and its keys, from the cache when fresh; workers that miss it
+// at once share one read (endpoint_load.go).
 func (c *Client) endpoint(ctx context.Context, id string, now time.Time) (*Endpoint, []SigningKey, error) {
 	if ep, keys, ok := c.states.cached(id, now); ok {
 		return ep, keys, nil
 	}
+	return c.states.loads.do(ctx, id, func() (*Endpoint, []SigningKey, error) {
+		return c.readEndpoint(ctx, id, now)
+	})
+}
+
+// readEndpoint reads the endpoint, its keys and the policy it inherits, and caches them.
+func (c *Client) readEndpoint(ctx context.Context, id string, now time.Time) (*Endpoint, []SigningKey, error) {
 	ep, err := c.store.GetEndpointByID(ctx, id)
 	if err != nil {
 		return nil, nil, err

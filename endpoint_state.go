@@ -18,6 +18,8 @@ type endpointStates struct {
 
 	mu sync.Mutex
 	m  map[string]*endpointState
+
+	loads endpointLoads // the reads of endpoints in flight, shared by the workers that miss
 }
 
 // circuitConfig is how the circuit breaker opens and pauses (Config.CircuitThreshold,
@@ -95,6 +97,7 @@ func (s *endpointStates) store(ep *Endpoint, keys []SigningKey, now time.Time) {
 
 // invalidate drops the cached configuration of an endpoint (after a change through this client).
 func (s *endpointStates) invalidate(id string) {
+	s.loads.forget(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st := s.m[id]; st != nil {
