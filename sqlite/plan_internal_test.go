@@ -30,13 +30,17 @@ var planStatements = []struct {
 		ORDER BY d.id LIMIT ?`, "hookd_deliveries_pending", []any{"", 0, 100}, false},
 	{"list_endpoint", `SELECT ` + deliveryCols + ` FROM hookd_deliveries d
 		WHERE d.endpoint_id = ? AND d.id > ? ORDER BY d.id LIMIT 51`, "hookd_deliveries_endpoint_id", []any{"ep_1", ""}, false},
+	{"fetch_own_jobs", fetchOwnJobsSQL, "hookd_deliveries_first_job", []any{100}, false},
+	{"enqueue", insertJobsSQL(2), "sqlite_autoindex_hookd_deliveries_1", []any{"first", 0, "dlv_1", 1, "scheduled", nil, true,
+		"retry", 0, "dlv_2", 2, "scheduled", nil, false}, false},
 	{"list_endpoint_status", `SELECT ` + deliveryCols + ` FROM hookd_deliveries d
 		WHERE d.endpoint_id = ? AND d.status = ? AND d.id > ? ORDER BY d.id LIMIT 51`, "hookd_deliveries_endpoint_id", []any{"ep_1", "failed", ""}, false},
 }
 
 // TestDeliveryPlansUseIndexes plans each statement of planStatements on a new file (no
 // statistics) and on one with deliveries over many endpoints after ANALYZE: each must read
-// hookd_deliveries through its index, never by a scan of the table, and never sort.
+// hookd_deliveries through its index, never by a scan of the table (its own VALUES aside), and
+// never sort.
 func TestDeliveryPlansUseIndexes(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -72,7 +76,7 @@ func TestDeliveryPlansUseIndexes(t *testing.T) {
 				for _, line := range strings.Split(plan, "\n") {
 					sorts := strings.Contains(line, "TEMP B-TREE") && !(st.groups && strings.Contains(line, "FOR GROUP BY"))
 					scans := strings.HasPrefix(line, "SCAN ") && !strings.Contains(line, " INDEX ") &&
-						line != "SCAN eps" && line != "SCAN CONSTANT ROW"
+						line != "SCAN eps" && line != "SCAN CONSTANT ROW" && !strings.HasSuffix(line, "VALUES CLAUSE")
 					if sorts || scans {
 						t.Errorf("plan has %q:\n%s", line, plan)
 					}
