@@ -76,7 +76,7 @@ const fetchJobsSQL = `SELECT id, run_at, delivery_id, attempt, trigger_kind, not
 
 // fetchOwnJobsSQL reads the deliveries that are their own first job, oldest first, on the partial
 // index hookd_deliveries_first_job.
-const fetchOwnJobsSQL = `SELECT id, created_at FROM hookd_deliveries
+const fetchOwnJobsSQL = `SELECT id FROM hookd_deliveries
 	WHERE first_job AND status = 'pending' ORDER BY id LIMIT ?`
 
 // Fetch reads up to limit jobs of lane due by horizon, skipping those running or settled since
@@ -148,18 +148,15 @@ func (d *jobsDriver) read(ctx context.Context, query string, scan func(*sql.Rows
 	return found, rows.Err()
 }
 
-// scanOwnJob reads a delivery's own first job: its first scheduled attempt, due since the
-// delivery was made.
+// scanOwnJob reads a delivery's own first job: its first scheduled attempt, due at once (not
+// at the delivery's created_at, which is the client's clock, hookd.Config.Now).
 func scanOwnJob(rows *sql.Rows) (jobqueue.Job[jobRef], error) {
-	var (
-		j         jobqueue.Job[jobRef]
-		createdAt int64
-	)
-	if err := rows.Scan(&j.DeliveryID, &createdAt); err != nil {
+	var j jobqueue.Job[jobRef]
+	if err := rows.Scan(&j.DeliveryID); err != nil {
 		return j, fmt.Errorf("scan own job: %w", err)
 	}
 	j.Ref.own = j.DeliveryID
-	j.Attempt, j.Trigger, j.RunAt = 1, hookd.TriggerScheduled, time.UnixMicro(createdAt)
+	j.Attempt, j.Trigger, j.RunAt = 1, hookd.TriggerScheduled, time.Now()
 	return j, nil
 }
 
