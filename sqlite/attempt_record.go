@@ -30,7 +30,7 @@ const deliveryRowParams = 6
 
 func updateDeliveriesSQL(rows int) string {
 	return `UPDATE hookd_deliveries AS d SET status = v.column2, attempts = MAX(d.attempts, v.column3),
-		next_attempt_at = v.column4, last_error = v.column5, updated_at = v.column6
+		next_attempt_at = v.column4, last_error = v.column5, updated_at = v.column6, first_job = 0
 		FROM (VALUES ` + valuesList(rows, deliveryRowParams) + `) AS v WHERE d.id = v.column1`
 }
 
@@ -47,8 +47,9 @@ func updateHealthSQL(rows int) string {
 
 // RecordAttempts writes each attempt, its delivery's new state (status, next attempt time, last
 // error, UpdatedAt = the attempt's time; the count of attempts becomes the attempt's number unless
-// it is already higher) and its endpoint's health, as if record by record in order. An endpoint
-// deleted meanwhile is skipped; a missing delivery or message is hookd.ErrNotFound.
+// it is already higher; the delivery's own first job ends, see Queue) and its endpoint's health,
+// as if record by record in order. An endpoint deleted meanwhile is skipped; a missing delivery
+// or message is hookd.ErrNotFound.
 func (t *txn) RecordAttempts(ctx context.Context, recs []hookd.AttemptRecord) error {
 	if len(recs) == 0 {
 		return nil

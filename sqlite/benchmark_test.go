@@ -2,7 +2,10 @@ package sqlite_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,4 +135,114 @@ func BenchmarkLoadWork(b *testing.B) {
 		}
 		n++
 	}
+}
+
+// BenchmarkSendSteady is a send as Client.Send writes it (one message, a delivery to each of 10
+// endpoints and their first jobs, in one transaction) on a file that already holds 50,000
+// delivered deliveries, with the deliveries kept up: after every 10 sends, those sends'
+// deliveries are recorded delivered and their jobs settled, outside what is measured. It counts
+// what a send's commit writes (/proc/self/io's syscw and wchar, taken around the send alone) and
+// what the recording and settling writes a send.
+//
+//	go test -run '^$' -bench SendSteady -benchtime 3000x ./sqlite
+func BenchmarkSendSteady(b *testing.B) {
+	const endpoints, history = 10, 5000
+	ctx := b.Context()
+	s, ds := benchSetup(b, endpoints, history)
+	q, err := s.NewQueue(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	deliver := func(ds []hookd.Delivery) {
+		recs := make([]hookd.AttemptRecord, len(ds))
+		for i, d := range ds {
+			recs[i] = hookd.AttemptRecord{Status: hookd.DeliveryDelivered, Attempt: hookd.Attempt{ID: "atmpt_" + d.ID,
+				DeliveryID: d.ID, MessageID: d.MessageID, EndpointID: d.EndpointID, AppID: d.AppID, Number: 1,
+				Trigger: hookd.TriggerScheduled, URL: "https://x.example", At: time.Now(), StatusCode: 200, Success: true}}
+		}
+		if err := s.InTx(ctx, func(tx hookd.Tx) error { return tx.RecordAttempts(ctx, recs) }); err != nil {
+			b.Fatal(err)
+		}
+		// The worked jobs' settle: what the queue deletes once their attempts are recorded.
+		if _, err := s.DB().ExecContext(ctx, `DELETE FROM hookd_jobs`); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < len(ds); i += 1000 {
+		deliver(ds[i:min(i+1000, len(ds))])
+	}
+	eps, err := s.EnabledEndpoints(ctx, "app_bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	payload := []byte(`{"invoice":"in_1","amount":4200}`)
+	var sent []hookd.Delivery
+	var sending, delivering ioCount
+	n := 0
+	for b.Loop() {
+		n++
+		now := time.Now()
+		msg := hookd.Message{ID: fmt.Sprintf("msg_%010d", n), AppID: "app_bench", EventID: fmt.Sprintf("order:%d", n),
+			EventType: "invoice.paid", Payload: payload, CreatedAt: now}
+		ds := make([]hookd.Delivery, len(eps))
+		jobs := make([]hookd.Job, len(eps))
+		for i, ep := range eps {
+			ds[i] = hookd.Delivery{ID: fmt.Sprintf("dlv_%010d_%d", n, i), MessageID: msg.ID, EndpointID: ep.ID,
+				AppID: msg.AppID, Status: hookd.DeliveryPending, CreatedAt: now, UpdatedAt: now}
+			jobs[i] = hookd.Job{DeliveryID: ds[i].ID, Attempt: 1, Trigger: hookd.TriggerScheduled}
+		}
+		before := readIO(b)
+		err := s.InTx(ctx, func(tx hookd.Tx) error {
+			if _, _, err := tx.InsertMessage(ctx, &msg); err != nil {
+				return err
+			}
+			if err := tx.InsertDeliveries(ctx, ds); err != nil {
+				return err
+			}
+			return q.EnqueueTx(ctx, tx, jobs)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sending.add(readIO(b), before)
+		sent = append(sent, ds...)
+		if n%10 == 0 {
+			before := readIO(b)
+			deliver(sent)
+			delivering.add(readIO(b), before)
+			sent = sent[:0]
+		}
+	}
+	b.ReportMetric(float64(sending.writes)/float64(n), "send-writes/send")
+	b.ReportMetric(float64(sending.bytes)/float64(n), "send-B/send")
+	b.ReportMetric(float64(delivering.bytes)/float64(n), "deliver-B/send")
+}
+
+// ioCount sums write system calls and the bytes they wrote.
+type ioCount struct{ writes, bytes int64 }
+
+func (c *ioCount) add(after, before ioCount) {
+	c.writes += after.writes - before.writes
+	c.bytes += after.bytes - before.bytes
+}
+
+// readIO reads this process's write system calls and bytes written so far (/proc/self/io's syscw
+// and wchar).
+func readIO(b *testing.B) ioCount {
+	raw, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		b.Skip("no /proc/self/io:", err)
+	}
+	var c ioCount
+	for _, line := range strings.Split(string(raw), "\n") {
+		name, value, _ := strings.Cut(line, ": ")
+		v, _ := strconv.ParseInt(value, 10, 64)
+		switch name {
+		case "syscw":
+			c.writes = v
+		case "wchar":
+			c.bytes = v
+		}
+	}
+	return c
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hookd/hookd"
@@ -16,8 +17,10 @@ const deliveryCols = `d.id, d.message_id, d.endpoint_id, d.app_id, d.status, d.a
 const deliveryInsertParams = 10
 
 func insertDeliveriesSQL(rows int) string {
+	row := "(" + placeholders(deliveryInsertParams) + ", 1)"
 	return `INSERT INTO hookd_deliveries (id, message_id, endpoint_id, app_id, status, attempts,
-		next_attempt_at, last_error, created_at, updated_at) VALUES ` + valuesList(rows, deliveryInsertParams)
+		next_attempt_at, last_error, created_at, updated_at, first_job) VALUES ` +
+		strings.TrimSuffix(strings.Repeat(row+", ", rows), ", ")
 }
 
 // loadWorkSQL reads a delivery and its message in one statement, for the worker.
@@ -43,7 +46,7 @@ func (q *queries) LoadWork(ctx context.Context, deliveryID string) (*hookd.Deliv
 	return &d, &msg, nil
 }
 
-// InsertDeliveries writes new deliveries. A missing message is hookd.ErrNotFound; a second delivery
+// InsertDeliveries writes new deliveries, each its own first job (first_job; see Queue). A missing message is hookd.ErrNotFound; a second delivery
 // of a message to one endpoint, hookd.ErrConflict.
 func (t *txn) InsertDeliveries(ctx context.Context, ds []hookd.Delivery) error {
 	if len(ds) == 0 {
@@ -61,7 +64,7 @@ func (t *txn) InsertDeliveries(ctx context.Context, ds []hookd.Delivery) error {
 	return nil
 }
 
-// ParkDelivery clears a pending delivery's next attempt time while its endpoint is ordered and an
+// ParkDelivery clears a pending delivery's next attempt time (and its own first job) while its endpoint is ordered and an
 // earlier delivery to it is pending. One writer at a time holds the file (transactions begin
 // immediate), so what it reads stays true until it commits.
 func (t *txn) ParkDelivery(ctx context.Context, id, endpointID string, at time.Time) (bool, error) {
@@ -78,7 +81,7 @@ func (t *txn) ParkDelivery(ctx context.Context, id, endpointID string, at time.T
 	if !ordered || !behind {
 		return false, nil
 	}
-	res, err := t.q.ExecContext(ctx, `UPDATE hookd_deliveries SET next_attempt_at = NULL, updated_at = ?
+	res, err := t.q.ExecContext(ctx, `UPDATE hookd_deliveries SET next_attempt_at = NULL, first_job = 0, updated_at = ?
 		WHERE id = ? AND status = 'pending'`, micros(at), id)
 	if err != nil {
 		return false, fmt.Errorf("park delivery %s: %w", id, classify(err))
@@ -94,10 +97,12 @@ func (t *txn) LockFirstPending(ctx context.Context, endpointID string) (*hookd.D
 }
 
 // SetDeliveryStatus writes the delivery's status, next attempt time and last error, with
-// UpdatedAt = at; its count of attempts stays.
+// UpdatedAt = at; its count of attempts stays. It ends the delivery's own first job: a delivery
+// made pending again (an ordered endpoint's advance or unpark) has its attempt queued as a row of
+// hookd_jobs.
 func (t *txn) SetDeliveryStatus(ctx context.Context, id string, status hookd.DeliveryStatus, nextAttemptAt *time.Time, lastError string, at time.Time) error {
 	err := mustAffect(t.q.ExecContext(ctx, `UPDATE hookd_deliveries SET status = ?, next_attempt_at = ?,
-		last_error = ?, updated_at = ? WHERE id = ?`,
+		last_error = ?, updated_at = ?, first_job = 0 WHERE id = ?`,
 		string(status), nullMicros(nextAttemptAt), lastError, micros(at), id))
 	if err != nil {
 		return fmt.Errorf("set delivery %s status %s: %w", id, status, err)

@@ -11,7 +11,8 @@ import (
 	"github.com/hookd/hookd/internal/jobqueue"
 )
 
-// jobsDriver is the queue engine's driver over the store's hookd_jobs (jobqueue.Driver).
+// jobsDriver is the queue engine's driver over the store's hookd_jobs and the deliveries that are
+// their own first job (jobqueue.Driver).
 //
 // A fetch reads due jobs on a read connection, whose snapshot may be older than an outcome just
 // settled. So a fetched job's id stays in its lane's running set until its outcome is committed,
@@ -29,15 +30,21 @@ var _ jobqueue.Driver[jobRef] = (*jobsDriver)(nil)
 // began.
 type runningSet struct {
 	mu      sync.Mutex
-	gen     uint64             // the run (Open) the state below belongs to
-	running map[int64]struct{} // fetched, outcome not yet committed
-	settled map[int64]uint64   // outcome committed at sequence n
+	gen     uint64              // the run (Open) the state below belongs to
+	running map[jobKey]struct{} // fetched, outcome not yet committed
+	settled map[jobKey]uint64   // outcome committed at sequence n
 	seq     uint64
 }
 
-// jobRef is a fetched job: its row, and the run that fetched it.
+// jobKey names a job: its row of hookd_jobs, or the delivery whose own first job it is.
+type jobKey struct {
+	id  int64  // the row's id; 0 for a delivery's own job
+	own string // the delivery's id, for its own job
+}
+
+// jobRef is a fetched job: its key, and the run that fetched it.
 type jobRef struct {
-	id  int64
+	jobKey
 	gen uint64
 }
 
@@ -51,8 +58,8 @@ func (d *jobsDriver) Open() error {
 		set := &d.lanes[i]
 		set.mu.Lock()
 		set.gen++
-		set.running = make(map[int64]struct{})
-		set.settled = make(map[int64]uint64)
+		set.running = make(map[jobKey]struct{})
+		set.settled = make(map[jobKey]uint64)
 		set.mu.Unlock()
 	}
 	return nil
@@ -67,8 +74,14 @@ func (d *jobsDriver) Close() error {
 const fetchJobsSQL = `SELECT id, run_at, delivery_id, attempt, trigger_kind, not_before, failures
 	FROM hookd_jobs WHERE lane = ? AND run_at <= ? ORDER BY run_at, id LIMIT ?`
 
+// fetchOwnJobsSQL reads the deliveries that are their own first job, oldest first, on the partial
+// index hookd_deliveries_first_job.
+const fetchOwnJobsSQL = `SELECT id FROM hookd_deliveries
+	WHERE first_job AND status = 'pending' ORDER BY id LIMIT ?`
+
 // Fetch reads up to limit jobs of lane due by horizon, skipping those running or settled since
-// the latest fetch began, and adds them to the lane's running set.
+// the latest fetch began, and adds them to the lane's running set. The first lane fills the slots
+// its rows of hookd_jobs leave with the deliveries' own first jobs, which are due at once.
 func (d *jobsDriver) Fetch(ctx context.Context, lane hookd.Lane, limit int, horizon time.Time) ([]jobqueue.Job[jobRef], error) {
 	set := &d.lanes[jobqueue.LaneIndex(lane)]
 	set.mu.Lock()
@@ -82,22 +95,16 @@ func (d *jobsDriver) Fetch(ctx context.Context, lane hookd.Lane, limit int, hori
 	gen := set.gen
 	set.mu.Unlock()
 
-	rows, err := d.s.rdb.QueryContext(ctx, fetchJobsSQL, string(lane), horizon.UnixMicro(), limit+skip)
+	found, err := d.read(ctx, fetchJobsSQL, scanJob, string(lane), horizon.UnixMicro(), limit+skip)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var found []jobqueue.Job[jobRef]
-	for rows.Next() {
-		j, err := scanJob(rows)
+	if lane == hookd.LaneFirst && len(found) < limit+skip {
+		own, err := d.read(ctx, fetchOwnJobsSQL, scanOwnJob, limit+skip)
 		if err != nil {
 			return nil, err
 		}
-		j.Ref.gen = gen
-		found = append(found, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+		found = append(found, own...)
 	}
 
 	set.mu.Lock()
@@ -110,16 +117,47 @@ func (d *jobsDriver) Fetch(ctx context.Context, lane hookd.Lane, limit int, hori
 		if len(jobs) >= limit {
 			break
 		}
-		if _, ok := set.running[j.Ref.id]; ok {
+		if _, ok := set.running[j.Ref.jobKey]; ok {
 			continue
 		}
-		if _, ok := set.settled[j.Ref.id]; ok {
+		if _, ok := set.settled[j.Ref.jobKey]; ok {
 			continue
 		}
-		set.running[j.Ref.id] = struct{}{}
+		set.running[j.Ref.jobKey] = struct{}{}
+		j.Ref.gen = gen
 		jobs = append(jobs, j)
 	}
 	return jobs, nil
+}
+
+// read runs a fetch's query on a read connection and scans its jobs.
+func (d *jobsDriver) read(ctx context.Context, query string, scan func(*sql.Rows) (jobqueue.Job[jobRef], error), args ...any) ([]jobqueue.Job[jobRef], error) {
+	rows, err := d.s.rdb.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var found []jobqueue.Job[jobRef]
+	for rows.Next() {
+		j, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, j)
+	}
+	return found, rows.Err()
+}
+
+// scanOwnJob reads a delivery's own first job: its first scheduled attempt, due at once (not
+// at the delivery's created_at, which is the client's clock, hookd.Config.Now).
+func scanOwnJob(rows *sql.Rows) (jobqueue.Job[jobRef], error) {
+	var j jobqueue.Job[jobRef]
+	if err := rows.Scan(&j.DeliveryID); err != nil {
+		return j, fmt.Errorf("scan own job: %w", err)
+	}
+	j.Ref.own = j.DeliveryID
+	j.Attempt, j.Trigger, j.RunAt = 1, hookd.TriggerScheduled, time.Now()
+	return j, nil
 }
 
 func scanJob(rows *sql.Rows) (jobqueue.Job[jobRef], error) {
@@ -141,29 +179,49 @@ func scanJob(rows *sql.Rows) (jobqueue.Job[jobRef], error) {
 }
 
 // Settle writes a batch of outcomes in one transaction: finished jobs deleted, the others due
-// again at their run_at; a released job's row is unchanged, and due. Once it has committed, the
-// jobs leave their lanes' running sets.
+// again at their run_at; a released job's row is unchanged, and due. A delivery's own job that
+// finished has its first_job cleared, unless what ended it (its attempt's record, mostly) did
+// already; one due again moves to a row of hookd_jobs. Once it has committed, the jobs leave
+// their lanes' running sets.
 func (d *jobsDriver) Settle(ctx context.Context, batch []jobqueue.Outcome[jobRef]) error {
 	ctx = hookd.BackgroundWrite(ctx)
-	var ids []any
-	again := 0
+	var (
+		ids   []any
+		owned []string
+		again int
+	)
 	for _, o := range batch {
-		switch o.Result {
-		case jobqueue.Done:
+		switch {
+		case o.Result == jobqueue.Released:
+		case o.Ref.own != "":
+			owned = append(owned, o.Ref.own)
+		case o.Result == jobqueue.Done:
 			ids = append(ids, o.Ref.id)
-		case jobqueue.Again:
+		default:
 			again++
 		}
 	}
-	if len(ids) > 0 || again > 0 {
+	if len(ids) > 0 || len(owned) > 0 || again > 0 {
 		err := d.s.InTx(ctx, func(tx hookd.Tx) error {
 			t := tx.(*txn)
 			for _, o := range batch {
 				if o.Result != jobqueue.Again {
 					continue
 				}
-				if _, err := t.sqlTx.ExecContext(ctx, `UPDATE hookd_jobs SET run_at = ?, failures = ?, last_error = ? WHERE id = ?`,
-					o.RunAt.UnixMicro(), o.Failures, o.LastError, o.Ref.id); err != nil {
+				query, args := `UPDATE hookd_jobs SET run_at = ?, failures = ?, last_error = ? WHERE id = ?`,
+					[]any{o.RunAt.UnixMicro(), o.Failures, o.LastError, o.Ref.id}
+				if o.Ref.own != "" {
+					query, args = `INSERT INTO hookd_jobs (lane, run_at, delivery_id, attempt, trigger_kind, failures, last_error)
+						SELECT ?, ?, id, 1, ?, ?, ? FROM hookd_deliveries WHERE id = ? AND first_job`,
+						[]any{string(o.Lane), o.RunAt.UnixMicro(), string(hookd.TriggerScheduled), o.Failures, o.LastError, o.Ref.own}
+				}
+				if _, err := t.sqlTx.ExecContext(ctx, query, args...); err != nil {
+					return err
+				}
+			}
+			if len(owned) > 0 {
+				if _, err := t.sqlTx.ExecContext(ctx, `UPDATE hookd_deliveries SET first_job = 0
+					WHERE id IN (SELECT value FROM json_each(?)) AND first_job`, jsonList(owned)); err != nil {
 					return err
 				}
 			}
@@ -186,10 +244,10 @@ func (d *jobsDriver) settled(o jobqueue.Outcome[jobRef]) {
 	set := &d.lanes[jobqueue.LaneIndex(o.Lane)]
 	set.mu.Lock()
 	if set.gen == o.Ref.gen {
-		delete(set.running, o.Ref.id)
+		delete(set.running, o.Ref.jobKey)
 		if o.Result != jobqueue.Released {
 			set.seq++
-			set.settled[o.Ref.id] = set.seq
+			set.settled[o.Ref.jobKey] = set.seq
 		}
 	}
 	set.mu.Unlock()
