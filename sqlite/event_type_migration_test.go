@@ -46,7 +46,9 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 		`ALTER TABLE hookd_applications DROP COLUMN retry_schedule`,
 		`ALTER TABLE hookd_applications DROP COLUMN timeout_ms`,
 		`ALTER TABLE hookd_endpoints DROP COLUMN ordered`, // migration 14's
-		`DROP INDEX hookd_deliveries_endpoint_pending`,    // migration 15's
+		`DROP INDEX hookd_deliveries_endpoint_failed`,     // migration 15's
+		`DROP INDEX hookd_deliveries_endpoint_cancelled`,
+		`DROP INDEX hookd_deliveries_endpoint_pending`,
 		`CREATE INDEX hookd_deliveries_endpoint_id_status ON hookd_deliveries (endpoint_id, status, id)`,
 		`DROP INDEX hookd_deliveries_first_job`,
 		`ALTER TABLE hookd_deliveries DROP COLUMN first_job`,

@@ -33,8 +33,14 @@ var planStatements = []struct {
 	{"fetch_own_jobs", fetchOwnJobsSQL, "hookd_deliveries_first_job", []any{100}, false},
 	{"enqueue", insertJobsSQL(2), "sqlite_autoindex_hookd_deliveries_1", []any{"first", 0, "dlv_1", 1, "scheduled", nil, true,
 		"retry", 0, "dlv_2", 2, "scheduled", nil, false}, false},
-	{"list_endpoint_status", `SELECT ` + deliveryCols + ` FROM hookd_deliveries d
-		WHERE d.endpoint_id = ? AND d.status = ? AND d.id > ? ORDER BY d.id LIMIT 51`, "hookd_deliveries_endpoint_id", []any{"ep_1", "failed", ""}, false},
+	{"list_endpoint_delivered", `SELECT ` + deliveryCols + ` FROM hookd_deliveries d
+		WHERE d.endpoint_id = ? AND d.status = 'delivered' AND d.id > ? ORDER BY d.id LIMIT 51`, "hookd_deliveries_endpoint_id", []any{"ep_1", ""}, false},
+	{"list_endpoint_pending", `SELECT ` + deliveryCols + ` FROM hookd_deliveries d
+		WHERE d.endpoint_id = ? AND d.status = 'pending' AND d.id > ? ORDER BY d.id LIMIT 51`, "hookd_deliveries_endpoint_pending", []any{"ep_1", ""}, false},
+	{"list_endpoint_failed", `SELECT ` + deliveryCols + ` FROM hookd_deliveries d
+		WHERE d.endpoint_id = ? AND d.status = 'failed' AND d.id > ? ORDER BY d.id LIMIT 51`, "hookd_deliveries_endpoint_failed", []any{"ep_1", ""}, false},
+	{"list_endpoint_cancelled", `SELECT ` + deliveryCols + ` FROM hookd_deliveries d
+		WHERE d.endpoint_id = ? AND d.status = 'cancelled' AND d.id < ? ORDER BY d.id DESC LIMIT 51`, "hookd_deliveries_endpoint_cancelled", []any{"ep_1", "dlv_999999"}, false},
 }
 
 // TestDeliveryPlansUseIndexes plans each statement of planStatements on a new file (no
@@ -56,7 +62,7 @@ func TestDeliveryPlansUseIndexes(t *testing.T) {
 		`WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 20000)
 			INSERT INTO hookd_deliveries (id, message_id, endpoint_id, app_id, status, created_at, updated_at)
 			SELECT printf('dlv_%06d', n), printf('msg_%05d', (n - 1) / 100 + 1), printf('ep_%03d', n % 100), 'app_1',
-				CASE WHEN n % 50 = 0 THEN 'pending' WHEN n % 7 = 0 THEN 'failed' ELSE 'delivered' END, 0, 0 FROM g`,
+				CASE WHEN n % 50 = 0 THEN 'pending' WHEN n % 7 = 0 THEN 'failed' WHEN n % 11 = 0 THEN 'cancelled' ELSE 'delivered' END, 0, 0 FROM g`,
 		`ANALYZE`,
 	}
 	for round, filled := range []bool{false, true} {

@@ -2,12 +2,19 @@
 -- endpoint's part of an index keyed by endpoint, so each such index costs a commit about ten
 -- pages; two of them over every delivery were kept, (endpoint_id, status, id) and
 -- (endpoint_id, id). One stays, (endpoint_id, id), for the lists of an endpoint's deliveries
--- (a status filter is checked row by row). What reads an endpoint's pending deliveries (an
+-- (a status filter of delivered is checked row by row: most of them are). What reads an endpoint's pending deliveries (an
 -- ordered endpoint's head, a park, the parked deliveries, the pending summary) reads
 -- hookd_deliveries_endpoint_pending, which holds only the pending deliveries: a few pages while
 -- the deliveries keep up.
 DROP INDEX hookd_deliveries_endpoint_id_status;
 CREATE INDEX hookd_deliveries_endpoint_pending ON hookd_deliveries (endpoint_id, id) WHERE status = 'pending';
+-- An endpoint's failed and cancelled deliveries, for the lists of one endpoint's deliveries by
+-- those statuses (which name the status as a literal): on (endpoint_id, id) alone such a list
+-- would read every delivery of the endpoint to fill a page of a rare status, a cost a tenant
+-- could make as large as its log. A delivery gets an entry here only when it ends so, not on
+-- its insert.
+CREATE INDEX hookd_deliveries_endpoint_failed ON hookd_deliveries (endpoint_id, id) WHERE status = 'failed';
+CREATE INDEX hookd_deliveries_endpoint_cancelled ON hookd_deliveries (endpoint_id, id) WHERE status = 'cancelled';
 -- A delivery row is its own first job (the queue's documentation in sqlite/queue.go has the
 -- design): first_job is 1 while the delivery's first scheduled attempt is a job of the delivery
 -- row itself rather than a row of hookd_jobs. InsertDeliveries writes 1 (deliveries already here
