@@ -72,11 +72,13 @@ type Engine[R any] struct {
 	cancel  context.CancelFunc // cancels the jobs' context: a hard stop
 	loops   sync.WaitGroup
 	jobs    sync.WaitGroup
+
+	idle chan func() // the runners waiting for a job (runner.go)
 }
 
 // New returns a stopped engine over d.
 func New[R any](d Driver[R], cfg Config) *Engine[R] {
-	e := &Engine[R]{name: cfg.Name, driver: d, logger: cfg.Logger, timeout: cfg.JobTimeout, maxFetch: cfg.MaxFetch}
+	e := &Engine[R]{name: cfg.Name, driver: d, logger: cfg.Logger, timeout: cfg.JobTimeout, maxFetch: cfg.MaxFetch, idle: make(chan func())}
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)
 	}

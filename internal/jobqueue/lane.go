@@ -76,10 +76,10 @@ func (e *Engine[R]) fetch(ctx context.Context, run *slots, ln *lane, h hookd.Job
 	run.mu.Unlock()
 	for _, j := range jobs {
 		e.jobs.Add(1)
-		go func() {
+		e.spawn(func() {
 			defer e.jobs.Done()
 			e.run(ctx, run, ln, j, h)
-		}()
+		})
 	}
 	return len(jobs) == free
 }
