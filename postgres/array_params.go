@@ -6,7 +6,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// The array parameters of the hot statements (RecordAttempts). pgx encodes a []string or a
+// The array parameters of the hot statements (RecordAttempts, the queue's Settle). pgx encodes a []string or a
 // []time.Time by boxing each element in an interface, an allocation per element (two for a
 // time); these hand pgx a pointer into the slice instead, which boxes for free, and encode
 // exactly as those slices do.
@@ -52,6 +52,30 @@ func (e *optTime) TimestamptzValue() (pgtype.Timestamptz, error) {
 		return pgtype.Timestamptz{}, nil
 	}
 	return pgtype.Timestamptz{Time: *e.t, Valid: true}, nil
+}
+
+// tidArray is a tid[] parameter (row versions) with no NULL.
+type tidArray []pgtype.TID
+
+func (a tidArray) Dimensions() []pgtype.ArrayDimension { return dimensions(a == nil, len(a)) }
+func (a tidArray) Index(i int) any                     { return (*tidElem)(&a[i]) }
+func (a tidArray) IndexType() any                      { return new(tidElem) }
+
+type tidElem pgtype.TID
+
+func (e *tidElem) TIDValue() (pgtype.TID, error) { return pgtype.TID(*e), nil }
+
+// int64Array is a bigint[] parameter with no NULL.
+type int64Array []int64
+
+func (a int64Array) Dimensions() []pgtype.ArrayDimension { return dimensions(a == nil, len(a)) }
+func (a int64Array) Index(i int) any                     { return (*int64Elem)(&a[i]) }
+func (a int64Array) IndexType() any                      { return new(int64Elem) }
+
+type int64Elem int64
+
+func (e *int64Elem) Int64Value() (pgtype.Int8, error) {
+	return pgtype.Int8{Int64: int64(*e), Valid: true}, nil
 }
 
 // dimensions are those of a one-dimension array of n elements; nil is NULL.

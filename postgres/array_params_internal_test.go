@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // The array parameters arrive as the slices pgx encodes by itself would: each compared, on the
@@ -27,6 +28,8 @@ func TestArrayParamsEncodeAsSlices(t *testing.T) {
 	t1 := t0.Add(time.Hour).In(time.FixedZone("x", 3600))
 	texts := []string{"", "a", "é ✓", `quote " and \ back`, "{brace}, comma", "NULL"}
 	times := []time.Time{t0, t1}
+	tids := []pgtype.TID{{BlockNumber: 0, OffsetNumber: 1, Valid: true}, {BlockNumber: 4294967295, OffsetNumber: 65535, Valid: true}}
+	ints := []int64{0, 1, -1, 1 << 62, -1 << 63}
 	nullable := []*time.Time{nil, &t0, nil, &t1}
 	opts := make(nullTimeArray, len(nullable))
 	for i, p := range nullable {
@@ -40,6 +43,10 @@ func TestArrayParamsEncodeAsSlices(t *testing.T) {
 		{"empty text", `SELECT $1::text[] IS NOT DISTINCT FROM $2::text[], $2::text[]::text`, []string{}, textArray{}},
 		{"nil text", `SELECT $1::text[] IS NOT DISTINCT FROM $2::text[], coalesce($2::text[]::text, 'NULL')`, []string(nil), textArray(nil)},
 		{"times", `SELECT $1::timestamptz[] IS NOT DISTINCT FROM $2::timestamptz[], $2::timestamptz[]::text`, times, timeArray(times)},
+		{"tids", `SELECT $1::tid[] IS NOT DISTINCT FROM $2::tid[], $2::tid[]::text`, tids, tidArray(tids)},
+		{"nil tids", `SELECT $1::tid[] IS NOT DISTINCT FROM $2::tid[], coalesce($2::tid[]::text, 'NULL')`, []pgtype.TID(nil), tidArray(nil)},
+		{"bigints", `SELECT $1::bigint[] IS NOT DISTINCT FROM $2::bigint[], $2::bigint[]::text`, ints, int64Array(ints)},
+		{"empty bigints", `SELECT $1::bigint[] IS NOT DISTINCT FROM $2::bigint[], $2::bigint[]::text`, []int64{}, int64Array{}},
 		{"nullable times", `SELECT $1::timestamptz[] IS NOT DISTINCT FROM $2::timestamptz[], $2::timestamptz[]::text`, nullable, opts},
 	}
 	for _, tc := range cases {

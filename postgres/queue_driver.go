@@ -202,8 +202,9 @@ func (d *claimsDriver) Settle(ctx context.Context, batch []jobqueue.Outcome[clai
 			failures, lastErrors = append(failures, int32(o.Failures)), append(lastErrors, o.LastError)
 		}
 	}
-	_, err := d.s.asyncPool.Exec(ctx, finishJobsSQL, doneTIDs, doneIDs, doneClaims, againTIDs, againIDs, againClaims, runAts, failures, lastErrors,
-		ownTIDs, ownIDs, ownClaims, ownReleased, ownMoved, ownRunAts, ownFailures, ownErrors)
+	_, err := d.s.asyncPool.Exec(ctx, finishJobsSQL, tidArray(doneTIDs), int64Array(doneIDs), doneClaims,
+		tidArray(againTIDs), int64Array(againIDs), againClaims, timeArray(runAts), failures, textArray(lastErrors),
+		tidArray(ownTIDs), textArray(ownIDs), ownClaims, ownReleased, ownMoved, timeArray(ownRunAts), ownFailures, textArray(ownErrors))
 	return err
 }
 
