@@ -94,7 +94,7 @@ func (c *Client) advance(ctx context.Context, tx Tx, endpointID string, wait tim
 		return nil, err
 	}
 	// The queue runs on real time; Config.Now only stamps records.
-	return &Job{DeliveryID: head.ID, Attempt: head.Attempts + 1, Trigger: TriggerScheduled, NotBefore: time.Now().Add(wait)}, nil
+	return &Job{DeliveryID: head.ID, Attempt: head.Attempts + 1, Trigger: TriggerScheduled, NotBefore: time.Now().Add(wait), Wake: true}, nil
 }
 
 // advanceAll returns the jobs of the heads of endpointIDs (each once), as advance does.
@@ -130,7 +130,7 @@ func (c *Client) unparkAll(ctx context.Context, tx Tx, endpointID string, now ti
 			if err := tx.SetDeliveryStatus(ctx, d.ID, DeliveryPending, &now, d.LastError, now); err != nil {
 				return err
 			}
-			jobs = append(jobs, Job{DeliveryID: d.ID, Attempt: d.Attempts + 1, Trigger: TriggerScheduled})
+			jobs = append(jobs, Job{DeliveryID: d.ID, Attempt: d.Attempts + 1, Trigger: TriggerScheduled, Wake: true})
 		}
 		if len(jobs) > 0 {
 			if err := c.queue.EnqueueTx(ctx, tx, jobs); err != nil {

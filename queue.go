@@ -18,6 +18,12 @@ type Job struct {
 	Trigger AttemptTrigger
 	// NotBefore is the earliest time to make the attempt; zero means now.
 	NotBefore time.Time
+	// Wake marks the job that queues a parked delivery again (an ordered endpoint's next
+	// delivery, once the one before it ends, or every parked one, once the endpoint is no longer
+	// ordered). The job that parked it makes the same attempt and may still be finishing, so a
+	// queue that holds one job an attempt (the Redis queue's task ids) must take this one as
+	// another.
+	Wake bool
 }
 
 // Lane names the queue lane a job runs in: first attempts, retries and manual attempts each have

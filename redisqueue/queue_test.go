@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -243,5 +244,41 @@ func TestRestartAfterStop(t *testing.T) {
 	}
 	if err := q.Start(t.Context(), rec.Handle); !errors.Is(err, redisqueue.ErrClosed) {
 		t.Errorf("Start after Close returned %v, want ErrClosed", err)
+	}
+}
+
+// TestWakeIsNotTheTaskThatParked: a job that wakes a parked delivery (Job.Wake) is enqueued while
+// the task that parked it, of the same attempt, is still running; it must run after it, not be
+// refused as its duplicate (which left an ordered endpoint's next delivery to the sweeper). A
+// plain job of that attempt enqueued meanwhile is still the running task's duplicate.
+func TestWakeIsNotTheTaskThatParked(t *testing.T) {
+	t.Parallel()
+	u := redisURL(t)
+	store := openStore(t)
+	q := newQueue(t, u, store, nil, nil)
+	job := hookd.Job{DeliveryID: "dlv_parked", Attempt: 1, Trigger: hookd.TriggerScheduled}
+	running, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	start(t, q, func(ctx context.Context, j hookd.Job) error {
+		if j.DeliveryID == job.DeliveryID && calls.Add(1) == 1 {
+			close(running)
+			<-release // the parking task, finishing
+		}
+		return nil
+	})
+	enqueue(t, store, q, job)
+	<-running
+	enqueue(t, store, q, job) // a duplicate of the running task: refused
+	wake := job
+	wake.Wake = true
+	enqueue(t, store, q, wake)
+	close(release)
+	deadline := time.Now().Add(10 * time.Second)
+	for calls.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(settle)
+	if n := calls.Load(); n != 2 {
+		t.Errorf("the delivery's jobs ran %d times, want 2: the parking task, then the wake", n)
 	}
 }

@@ -26,7 +26,10 @@ func QueueName(ns string, l hookd.Lane) string { return ns + ":" + string(l) }
 
 // TaskID returns the asynq task id of a job: "<DeliveryID>:<Attempt>:<Trigger>". asynq refuses a
 // second task with the id of one it holds, so a job enqueued twice (after its commit and by the
-// sweeper, or by two sweepers) is one task.
+// sweeper, or by two sweepers) is one task. A job that wakes a parked delivery (hookd.Job.Wake)
+// gets an id of its own (taskOptions): the task that parked the delivery has this id and may
+// still be finishing when the delivery before it ends, and a wake refused as its duplicate left
+// the delivery for the sweeper, at least SweepInterval later.
 func TaskID(j hookd.Job) string {
 	return j.DeliveryID + ":" + strconv.Itoa(j.Attempt) + ":" + string(j.Trigger)
 }
@@ -106,7 +109,7 @@ func ceilSecond(d time.Duration) time.Duration {
 func (tm timing) taskOptions(ns string, j hookd.Job, now time.Time) []asynq.Option {
 	opts := []asynq.Option{
 		asynq.Queue(QueueName(ns, j.Lane())),
-		asynq.TaskID(TaskID(j)),
+		asynq.TaskID(taskID(j, now)),
 		asynq.MaxRetry(maxRetry),
 		asynq.Timeout(tm.taskTimeout),
 		asynq.Retention(0),
@@ -115,6 +118,15 @@ func (tm timing) taskOptions(ns string, j hookd.Job, now time.Time) []asynq.Opti
 		opts = append(opts, asynq.ProcessAt(at))
 	}
 	return opts
+}
+
+// taskID is TaskID, and for a wake the time it was enqueued after it, which nothing else
+// enqueues: "<DeliveryID>:<Attempt>:<Trigger>:wake:<Unix ns, base 36>".
+func taskID(j hookd.Job, now time.Time) string {
+	if j.Wake {
+		return TaskID(j) + ":wake:" + strconv.FormatInt(now.UnixNano(), 36)
+	}
+	return TaskID(j)
 }
 
 // retryDelayUntil returns the delay for asynq's RetryDelayFunc, at now, for a task that must not be
