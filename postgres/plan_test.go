@@ -129,37 +129,14 @@ func checkPlan(t *testing.T, text string, filled int, name string) {
 // returns the plans of the statements inside it, which auto_explain sends as notices.
 func acquirePlans(t *testing.T, b *bundle) string {
 	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(inSchema(t, b.url, b.schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var plans []string
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		defer mu.Unlock()
-		plans = append(plans, n.Message)
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for _, q := range []string{`LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`, `SET auto_explain.log_nested_statements = on`,
-		`SET auto_explain.log_level = notice`, `SET client_min_messages = notice`, `SET plan_cache_mode = force_generic_plan`} {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Skipf("auto_explain, which shows the plans inside hookd_acquire_slots, is not loadable here: %s: %v", q, err)
-		}
-	}
+	conn, plans := explainingConn(t, b)
 	// Twice: the second call runs the plans PL/pgSQL cached at the first.
 	for range 2 {
 		if _, err := conn.Exec(ctx, postgres.AcquireSlotsSQL, "ep_1", "h_1", 1, 2, 8, int64(10_000_000), int64(1_000_000)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	text := strings.Join(plans, "\n")
+	text := plans()
 	for _, want := range []string{"DELETE FROM hookd_endpoint_slots", "sum(slots)", "INSERT INTO hookd_endpoint_slots"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("auto_explain showed no plan of %q inside hookd_acquire_slots:\n%s", want, text)
