@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -19,7 +18,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/internal/procmem"
 	"github.com/hookd/hookd/postgres"
 )
@@ -58,28 +56,7 @@ func BenchmarkDeliveryRows(b *testing.B) {
 	defer recv.Close()
 
 	want := int64(endpoints * b.N)
-	var recorded atomic.Int64
-	done := make(chan struct{})
-	client, err := hookd.NewClient(bd.store, &hookd.Config{
-		Delivery: &delivery.Config{Timeout: 5 * time.Second, AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
-		Logger:   testLogger(b),
-		OnAttempt: func(_ *hookd.Attempt, status hookd.DeliveryStatus) {
-			if status == hookd.DeliveryDelivered && recorded.Add(1) == want {
-				close(done)
-			}
-		},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := client.CreateApplication(ctx, &hookd.ApplicationIn{Name: "rows", UID: "rows"}); err != nil {
-		b.Fatal(err)
-	}
-	for i := range endpoints {
-		if _, err := client.CreateEndpoint(ctx, "rows", &hookd.EndpointIn{URL: recv.URL + "/ep" + strconv.Itoa(i)}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	client, recorded, done := deliveryBenchClient(b, bd, testLogger(b), recv.URL, endpoints, want)
 
 	// The setup's connections exit, and so report their statistics, before the count begins.
 	bd.store.Pool().Reset()
@@ -105,7 +82,7 @@ func BenchmarkDeliveryRows(b *testing.B) {
 	for range senders {
 		wg.Go(func() {
 			for left.Add(-1) >= 0 {
-				if _, err := client.Send(ctx, "rows", &hookd.MessageIn{EventType: "bench.event", Payload: payload}); err != nil {
+				if _, err := client.Send(ctx, "bench", &hookd.MessageIn{EventType: "bench.event", Payload: payload}); err != nil {
 					errs <- err
 					return
 				}

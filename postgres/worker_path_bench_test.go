@@ -7,18 +7,15 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
-	"net/netip"
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hookd/hookd"
-	"github.com/hookd/hookd/delivery"
 )
 
 // BenchmarkWorkerPath counts what this process spends on the workers' side of a delivery on
@@ -37,32 +34,11 @@ func BenchmarkWorkerPath(b *testing.B) {
 	recv := startPlainReceiver(b)
 
 	want := int64(b.N)
-	var recorded atomic.Int64
-	done := make(chan struct{})
-	client, err := hookd.NewClient(bd.store, &hookd.Config{
-		Delivery: &delivery.Config{Timeout: 5 * time.Second, AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
-		Logger:   slog.New(slog.DiscardHandler),
-		OnAttempt: func(_ *hookd.Attempt, status hookd.DeliveryStatus) {
-			if status == hookd.DeliveryDelivered && recorded.Add(1) == want {
-				close(done)
-			}
-		},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := client.CreateApplication(ctx, &hookd.ApplicationIn{Name: "path", UID: "path"}); err != nil {
-		b.Fatal(err)
-	}
-	for i := range endpoints {
-		if _, err := client.CreateEndpoint(ctx, "path", &hookd.EndpointIn{URL: recv.url + "/ep" + strconv.Itoa(i)}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	client, recorded, done := deliveryBenchClient(b, bd, slog.New(slog.DiscardHandler), recv.url, endpoints, want)
 	// Queue the deliveries first: b.N rounded up to whole messages; the count waits for b.N.
 	payload := json.RawMessage(`{"type":"bench.event","data":{"id":"evt_2Qd8kZ","amount":1299,"currency":"eur","customer":{"id":"cus_81","email":"a@example.com"}}}`)
 	for range (b.N + endpoints - 1) / endpoints {
-		if _, err := client.Send(ctx, "path", &hookd.MessageIn{EventType: "bench.event", Payload: payload}); err != nil {
+		if _, err := client.Send(ctx, "bench", &hookd.MessageIn{EventType: "bench.event", Payload: payload}); err != nil {
 			b.Fatal(err)
 		}
 	}
