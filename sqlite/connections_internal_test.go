@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"testing"
 )
 
@@ -12,11 +11,7 @@ import (
 func TestReadersStayOpenWhenIdle(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestStore(t)
 	// Hold every reader at once, then let them all go.
 	for range 3 {
 		var conns []interface{ Close() error }
@@ -44,11 +39,7 @@ func TestReadersStayOpenWhenIdle(t *testing.T) {
 func TestTempStoreInMemory(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestStore(t)
 	for name, db := range map[string]interface {
 		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	}{"writer": s.db, "reader": s.rdb} {

@@ -50,11 +50,7 @@ var planStatements = []struct {
 func TestDeliveryPlansUseIndexes(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "hookd.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestStore(t)
 	fill := []string{
 		`INSERT INTO hookd_applications (id, name, created_at, updated_at) VALUES ('app_1', 'a', 0, 0)`,
 		`WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 200)
@@ -113,4 +109,15 @@ func explain(ctx context.Context, t *testing.T, s *Store, query string, args []a
 		t.Fatal(err)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// openTestStore opens a store on a new file of t's, closed when t ends.
+func openTestStore(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "hookd.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
