@@ -103,14 +103,7 @@ func BenchmarkSend(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		n++
-		now := time.Now()
-		msg := hookd.Message{ID: fmt.Sprintf("msg_%010d", n), AppID: "app_bench", EventID: fmt.Sprintf("order:%d", n),
-			EventType: "invoice.paid", Payload: payload, CreatedAt: now}
-		ds := make([]hookd.Delivery, len(eps))
-		for i, ep := range eps {
-			ds[i] = hookd.Delivery{ID: fmt.Sprintf("dlv_%010d_%d", n, i), MessageID: msg.ID, EndpointID: ep.ID,
-				AppID: msg.AppID, Status: hookd.DeliveryPending, CreatedAt: now, UpdatedAt: now}
-		}
+		msg, ds := benchSendRows(n, eps, payload)
 		err := s.InTx(ctx, func(tx hookd.Tx) error {
 			if _, _, err := tx.InsertMessage(ctx, &msg); err != nil {
 				return err
@@ -181,15 +174,10 @@ func BenchmarkSendSteady(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		n++
-		now := time.Now()
-		msg := hookd.Message{ID: fmt.Sprintf("msg_%010d", n), AppID: "app_bench", EventID: fmt.Sprintf("order:%d", n),
-			EventType: "invoice.paid", Payload: payload, CreatedAt: now}
-		ds := make([]hookd.Delivery, len(eps))
-		jobs := make([]hookd.Job, len(eps))
-		for i, ep := range eps {
-			ds[i] = hookd.Delivery{ID: fmt.Sprintf("dlv_%010d_%d", n, i), MessageID: msg.ID, EndpointID: ep.ID,
-				AppID: msg.AppID, Status: hookd.DeliveryPending, CreatedAt: now, UpdatedAt: now}
-			jobs[i] = hookd.Job{DeliveryID: ds[i].ID, Attempt: 1, Trigger: hookd.TriggerScheduled}
+		msg, ds := benchSendRows(n, eps, payload)
+		jobs := make([]hookd.Job, len(ds))
+		for i, d := range ds {
+			jobs[i] = hookd.Job{DeliveryID: d.ID, Attempt: 1, Trigger: hookd.TriggerScheduled}
 		}
 		before := readIO(b)
 		err := s.InTx(ctx, func(tx hookd.Tx) error {
@@ -245,4 +233,18 @@ func readIO(b *testing.B) ioCount {
 		}
 	}
 	return c
+}
+
+// benchSendRows returns the rows of the n-th message of a send benchmark: the message, and one
+// pending delivery of it to each of eps.
+func benchSendRows(n int, eps []hookd.Endpoint, payload []byte) (hookd.Message, []hookd.Delivery) {
+	now := time.Now()
+	msg := hookd.Message{ID: fmt.Sprintf("msg_%010d", n), AppID: "app_bench", EventID: fmt.Sprintf("order:%d", n),
+		EventType: "invoice.paid", Payload: payload, CreatedAt: now}
+	ds := make([]hookd.Delivery, len(eps))
+	for i, ep := range eps {
+		ds[i] = hookd.Delivery{ID: fmt.Sprintf("dlv_%010d_%d", n, i), MessageID: msg.ID, EndpointID: ep.ID,
+			AppID: msg.AppID, Status: hookd.DeliveryPending, CreatedAt: now, UpdatedAt: now}
+	}
+	return msg, ds
 }
