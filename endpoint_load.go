@@ -16,10 +16,11 @@ type endpointLoads struct {
 
 // endpointLoad is one read of an endpoint, which the workers that wait on it share.
 type endpointLoad struct {
-	done chan struct{} // closed when ep, keys and err are set
-	ep   *Endpoint
-	keys []SigningKey
-	err  error
+	done    chan struct{} // closed when ep, keys and err are set
+	waiters int           // the callers waiting on it besides the one reading; under endpointLoads.mu
+	ep      *Endpoint
+	keys    []SigningKey
+	err     error
 }
 
 // do returns the endpoint id as read by load, sharing a read already in flight. A caller whose
@@ -27,6 +28,7 @@ type endpointLoad struct {
 func (l *endpointLoads) do(ctx context.Context, id string, load func() (*Endpoint, []SigningKey, error)) (*Endpoint, []SigningKey, error) {
 	l.mu.Lock()
 	if in := l.m[id]; in != nil {
+		in.waiters++
 		l.mu.Unlock()
 		select {
 		case <-in.done:

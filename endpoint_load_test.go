@@ -30,12 +30,18 @@ func TestEndpointLoadsShareOneRead(t *testing.T) {
 		})
 	}
 	// Every worker is in: one reading, the rest waiting on its read.
-	for deadline := time.Now().Add(5 * time.Second); reads.Load() < 1; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		l.mu.Lock()
+		in := l.m["ep_1"]
+		waiting := in != nil && in.waiters == workers-1
+		l.mu.Unlock()
+		if waiting {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatal("no read started")
+			t.Fatal("the workers neither read nor waited on one read")
 		}
 	}
-	time.Sleep(20 * time.Millisecond)
 	close(release)
 	wg.Wait()
 	close(got)
