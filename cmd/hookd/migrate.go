@@ -23,7 +23,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		return usageErrorf(`run "hookd migrate --help"`, "migrate: %v", err)
 	}
 	if d.postgresURL != "" {
-		if err := postgres.Migrate(ctx, d.postgresURL, nil); err != nil {
+		if _, err := postgres.Migrate(ctx, d.postgresURL, nil); err != nil {
 			return failf("check that PostgreSQL answers at that URL and that the user may create tables", "migrate: %v", err)
 		}
 	} else {
