@@ -48,3 +48,10 @@ var ErrEndpointDisabled = errors.New("endpoint disabled")
 // ErrPayloadMissing: a manual attempt was asked of a message whose payload expired or was
 // expunged.
 var ErrPayloadMissing = errors.New("message payload missing (expired or expunged)")
+
+// ErrIncompatibleSchema: the database's schema is not one this build of hookd may use, and the
+// store refuses to open it rather than run on it: the database records a migration this build
+// does not know (a later release applied it), or one whose name or text differs from this
+// build's, or a migration missing from it failed to apply. The error names the migration and
+// the fix; nothing was changed.
+var ErrIncompatibleSchema = errors.New("incompatible database schema")

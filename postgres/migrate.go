@@ -15,44 +15,106 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 )
 
-// migrationFiles are hookd's schema changes, named NNNN_what.sql and applied in the order of NNNN.
-// A released file never changes; a change to the schema is a new file.
+// migrationFiles are hookd's schema changes, named NNNN_what.sql. A released file never changes
+// (migrations/released.txt lists them with their checksums); a change to the schema is a new
+// file, numbered above every released one.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// Migrate brings hookd's schema of the database at url up to date and returns; Open does the
-// same before it returns a Store. River's tables are not hookd's: NewRiverQueue creates them,
-// and only that. cfg's Schema and Logger apply (nil: defaults).
-func Migrate(ctx context.Context, url string, cfg *Config) error {
+// uncheckedVersions is the highest version a database may record without a checksum: the runners
+// before v0.1.0 recorded none, for migrations 1 to 15.
+const uncheckedVersions = 15
+
+// Migrate brings hookd's schema of the database at url up to date, as Open does, and returns the
+// names of the migrations it applied, none when the schema was up to date. River's tables are
+// not hookd's: NewRiverQueue creates them, and only that. cfg's Schema and Logger apply (nil:
+// defaults). A database this build must not use gives an error wrapping
+// hookd.ErrIncompatibleSchema, naming the migration and the fix, and is left as it was.
+func Migrate(ctx context.Context, url string, cfg *Config) ([]string, error) {
 	cfg = cfg.withDefaults()
-	pc, err := poolConfig(url, cfg)
+	pool, err := migrationPool(ctx, url, cfg)
 	if err != nil {
-		return fmt.Errorf("migrate postgres: %w", err)
-	}
-	pc.MaxConns = 2
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		return fmt.Errorf("migrate postgres: %w", err)
+		return nil, fmt.Errorf("migrate postgres: %w", err)
 	}
 	defer pool.Close()
-	if err := migrate(ctx, pool, cfg); err != nil {
-		return fmt.Errorf("migrate postgres: %w", err)
+	done, err := migrateLocked(ctx, pool, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("migrate postgres: %w", err)
 	}
-	return nil
+	var applied []string
+	for _, m := range done {
+		applied = append(applied, m.Name)
+	}
+	return applied, nil
 }
 
-// migrate creates cfg.Schema if it is missing and applies hookd's pending migrations in one
-// transaction, while it holds the schema's migration lock (withMigrationLock).
+// SchemaStatus returns the state of each migration this build knows or the database at url
+// records, in version order; a Status with a Problem is one for which Open would refuse the
+// database. It only reads, and takes no lock. cfg's Schema applies (nil: defaults).
+func SchemaStatus(ctx context.Context, url string, cfg *Config) ([]migrations.Status, error) {
+	cfg = cfg.withDefaults()
+	pool, err := migrationPool(ctx, url, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("schema status: %w", err)
+	}
+	defer pool.Close()
+	known, err := migrations.Load(migrationFiles)
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	recorded, err := readMigrations(ctx, pool)
+	if err != nil {
+		return nil, fmt.Errorf("schema status: %w", err)
+	}
+	return migrations.Report(known, recorded, uncheckedVersions), nil
+}
+
+// migrationPool is a pool of two connections to url, for Migrate and SchemaStatus.
+func migrationPool(ctx context.Context, url string, cfg *Config) (*pgxpool.Pool, error) {
+	pc, err := poolConfig(url, cfg)
+	if err != nil {
+		return nil, err
+	}
+	pc.MaxConns = 2
+	return pgxpool.NewWithConfig(ctx, pc)
+}
+
+// schemaStatus returns the migrations that Open would apply to q's database, in version order,
+// without applying any: none when the schema is current. A database Open would refuse gives an
+// error wrapping hookd.ErrIncompatibleSchema. For code that must not migrate a database other
+// processes run on (it refuses when anything is pending).
+func schemaStatus(ctx context.Context, q querier) (pending []migrations.Migration, err error) {
+	known, err := migrations.Load(migrationFiles)
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	recorded, err := readMigrations(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("schema status: %w", err)
+	}
+	plan, err := migrations.Decide(known, recorded, uncheckedVersions)
+	if err != nil {
+		return nil, fmt.Errorf("schema status: %w", err)
+	}
+	return plan.Pending, nil
+}
+
+// migrate applies hookd's pending migrations (migrateLocked).
 func migrate(ctx context.Context, pool *pgxpool.Pool, cfg *Config) error {
-	return withMigrationLock(ctx, pool, cfg.Schema, func(lockConn *pgx.Conn) error {
-		if cfg.Schema != "" {
-			if _, err := lockConn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{cfg.Schema}.Sanitize()); err != nil {
-				return fmt.Errorf("migrate: create schema %s: %w", cfg.Schema, err)
-			}
-		}
-		return migrateHookd(ctx, lockConn, cfg.Logger)
+	_, err := migrateLocked(ctx, pool, cfg)
+	return err
+}
+
+// migrateLocked creates cfg.Schema if it is missing and applies hookd's pending migrations
+// (applyMigrations) while it holds the schema's migration lock (withMigrationLock), and returns
+// those it applied.
+func migrateLocked(ctx context.Context, pool *pgxpool.Pool, cfg *Config) (applied []migrations.Migration, err error) {
+	err = withMigrationLock(ctx, pool, cfg.Schema, func(lockConn *pgx.Conn) error {
+		applied, err = applyMigrations(ctx, lockConn, cfg)
+		return err
 	})
+	return applied, err
 }
 
 // migrateRiverLocked applies River's pending migrations while it holds the schema's migration
@@ -91,53 +153,102 @@ func migrationLockKey(schema string) int64 {
 	return int64(h.Sum64())
 }
 
-// migrateHookd applies hookd's pending migrations in one transaction, recording each in
-// hookd_migrations.
-func migrateHookd(ctx context.Context, conn *pgx.Conn, logger *slog.Logger) error {
-	all, err := migrations.Load(migrationFiles)
+// applyMigrations creates cfg.Schema if it is missing, then applies every embedded migration
+// that the database does not record, below the highest recorded one too, in version order and in
+// one transaction, records each in hookd_migrations with its checksum, and returns those it
+// applied. internal/migrations decides what to apply, and refuses, with an error wrapping
+// hookd.ErrIncompatibleSchema, a database this build must not use; a refused or failed migration
+// leaves the database as it was. Call it under the migration lock.
+func applyMigrations(ctx context.Context, conn *pgx.Conn, cfg *Config) ([]migrations.Migration, error) {
+	known, err := migrations.Load(migrationFiles)
 	if err != nil {
-		return fmt.Errorf("load migrations: %w", err)
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	if cfg.Schema != "" {
+		if _, err := conn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{cfg.Schema}.Sanitize()); err != nil {
+			return nil, fmt.Errorf("migrate: create schema %s: %w", cfg.Schema, err)
+		}
 	}
 	tx, err := conn.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("migrate: begin: %w", err)
+		return nil, fmt.Errorf("migrate: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// A table made before checksums were recorded gains the column; its rows keep an empty
+	// checksum, since their text is not known.
 	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS hookd_migrations (
 		version    integer PRIMARY KEY,
 		name       text NOT NULL,
-		applied_at timestamptz NOT NULL DEFAULT now()
-	)`); err != nil {
-		return fmt.Errorf("migrate: create hookd_migrations: %w", err)
+		applied_at timestamptz NOT NULL DEFAULT now(),
+		checksum   text NOT NULL DEFAULT ''
+	);
+	ALTER TABLE hookd_migrations ADD COLUMN IF NOT EXISTS checksum text NOT NULL DEFAULT ''`); err != nil {
+		return nil, fmt.Errorf("migrate: create hookd_migrations: %w", err)
 	}
-	var current int
-	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM hookd_migrations`).Scan(&current); err != nil {
-		return fmt.Errorf("migrate: read version: %w", err)
+	recorded, err := readMigrations(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	var applied []migrations.Migration
-	for _, m := range all {
-		if m.Version <= current {
-			continue
-		}
+	plan, err := migrations.Decide(known, recorded, uncheckedVersions)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	err = plan.Run(func(m migrations.Migration) error {
 		// Without arguments pgx sends the file with the simple protocol: several statements.
 		if _, err := tx.Exec(ctx, m.SQL); err != nil {
-			return fmt.Errorf("migrate: apply %s: %w", m.Name, err)
+			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO hookd_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
-			return fmt.Errorf("migrate: record %s: %w", m.Name, err)
-		}
-		applied = append(applied, m)
+		_, err := tx.Exec(ctx, `INSERT INTO hookd_migrations (version, name, checksum) VALUES ($1, $2, $3)`, m.Version, m.Name, m.Checksum)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("migrate: commit: %w", err)
+		return nil, fmt.Errorf("migrate: commit: %w", err)
 	}
-	for _, m := range applied {
-		logger.InfoContext(ctx, "hookd migration applied", "version", m.Version, "name", m.Name)
+	for _, m := range plan.Pending {
+		cfg.Logger.InfoContext(ctx, "hookd migration applied", "version", m.Version, "name", m.Name)
 	}
-	if len(applied) == 0 && len(all) > 0 && current > all[len(all)-1].Version {
-		logger.WarnContext(ctx, "hookd schema is newer than this build", "schema_version", current)
+	return plan.Pending, nil
+}
+
+// querier is a pool, a connection or a transaction, as readMigrations needs one.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// readMigrations returns the rows of hookd_migrations in the search_path's schema: none when the
+// table does not exist, and empty checksums in a table made before checksums were recorded.
+func readMigrations(ctx context.Context, q querier) ([]migrations.Record, error) {
+	var table, checksum bool
+	if err := q.QueryRow(ctx, `SELECT to_regclass('hookd_migrations') IS NOT NULL,
+		EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('hookd_migrations') AND attname = 'checksum' AND NOT attisdropped)`,
+	).Scan(&table, &checksum); err != nil {
+		return nil, fmt.Errorf("look for hookd_migrations: %w", err)
 	}
-	return nil
+	if !table {
+		return nil, nil
+	}
+	col := "''"
+	if checksum {
+		col = "checksum"
+	}
+	rows, err := q.Query(ctx, `SELECT version, name, `+col+`, applied_at FROM hookd_migrations ORDER BY version`)
+	if err != nil {
+		return nil, fmt.Errorf("read hookd_migrations: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (migrations.Record, error) {
+		var r migrations.Record
+		err := row.Scan(&r.Version, &r.Name, &r.Checksum, &r.AppliedAt)
+		r.AppliedAt = r.AppliedAt.UTC()
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read hookd_migrations: %w", err)
+	}
+	return out, nil
 }
 
 // migrateRiver applies River's pending migrations, each in a transaction of its own.

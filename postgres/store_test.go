@@ -112,7 +112,7 @@ func TestMigrateOnceConcurrently(t *testing.T) {
 			t.Fatalf("store %d: %v", i, err)
 		}
 	}
-	if err := postgres.Migrate(ctx, u, &postgres.Config{Schema: schema, Logger: logger}); err != nil {
+	if _, err := postgres.Migrate(ctx, u, &postgres.Config{Schema: schema, Logger: logger}); err != nil {
 		t.Fatal(err)
 	}
 	if got := logs.count("hookd migration applied"); got != versions {

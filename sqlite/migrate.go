@@ -4,65 +4,220 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"os"
 	"time"
 
 	"github.com/hookd/hookd/internal/migrations"
 )
 
-// migrationFiles are hookd's schema changes, named NNNN_what.sql and applied in the order of NNNN.
-// A released file never changes; a change to the schema is a new file.
+// migrationFiles are hookd's schema changes, named NNNN_what.sql. A released file never changes
+// (migrations/released.txt lists them with their checksums); a change to the schema is a new
+// file, numbered above every released one.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migrate applies hookd's pending migrations in one transaction, recording each in
-// hookd_migrations. The transaction takes the write lock first (_txlock=immediate), so two
-// processes opening one new file apply the migrations once.
-func migrate(ctx context.Context, db *sql.DB, logger *slog.Logger) error {
-	all, err := migrations.Load(migrationFiles)
+// uncheckedVersions is the highest version a database may record without a checksum: the runners
+// before v0.1.0 recorded none, for migrations 1 to 15.
+const uncheckedVersions = 15
+
+// Migrate brings the schema of the SQLite database at path (created if missing) up to date, as
+// Open does, and returns the names of the migrations it applied, none when the schema was up to
+// date. It takes the file's process lock as Open does (ErrLocked while another process has the
+// file open), and leaves the rest of what Open does at start (moving River's jobs) to Open. A
+// database this build must not use gives an error wrapping hookd.ErrIncompatibleSchema, naming
+// the migration and the fix, and is left as it was.
+func Migrate(ctx context.Context, path string, cfg *Config) (applied []string, err error) {
+	cfg = cfg.withDefaults()
+	lock, err := lockFile(path)
 	if err != nil {
-		return fmt.Errorf("load migrations: %w", err)
+		return nil, fmt.Errorf("migrate sqlite %s: %w", path, readOnly(path, err))
+	}
+	defer func() { err = errors.Join(err, lock.release()) }()
+	if err := checkWritable(path); err != nil {
+		return nil, fmt.Errorf("migrate sqlite %s: %w", path, err)
+	}
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		return nil, fmt.Errorf("migrate sqlite %s: %w", path, err)
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+	db.SetMaxOpenConns(1)
+	done, err := applyMigrations(ctx, db, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("migrate sqlite %s: %w", path, openFault(path, err))
+	}
+	for _, m := range done {
+		applied = append(applied, m.Name)
+	}
+	return applied, nil
+}
+
+// SchemaStatus returns the state of each migration this build knows or the SQLite database at
+// path records, in version order; a Status with a Problem is one for which Open would refuse the
+// file. It only reads: it neither creates the file nor takes its lock, so it runs beside the
+// process that has the file open. A missing file is an error wrapping fs.ErrNotExist.
+func SchemaStatus(ctx context.Context, path string) ([]migrations.Status, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("schema status of %s: %w", path, err)
+	}
+	known, err := migrations.Load(migrationFiles)
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	db, err := sql.Open("sqlite", readOnlyDSN(path))
+	if err != nil {
+		return nil, fmt.Errorf("schema status of %s: %w", path, err)
+	}
+	defer db.Close()
+	recorded, err := readMigrations(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("schema status of %s: %w", path, err)
+	}
+	return migrations.Report(known, recorded, uncheckedVersions), nil
+}
+
+// readOnlyDSN is dsn for a connection that only reads: it never creates the file, and beside a
+// process writing the file (WAL) it reads the last commit.
+func readOnlyDSN(path string) string {
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?mode=ro&_pragma=busy_timeout(5000)"
+}
+
+// schemaStatus returns the migrations that Open would apply to db, in version order, without
+// applying any: none when the schema is current. A database Open would refuse gives an error
+// wrapping hookd.ErrIncompatibleSchema. For code that must not migrate a file another process
+// runs on (it refuses when anything is pending).
+func schemaStatus(ctx context.Context, db *sql.DB) (pending []migrations.Migration, err error) {
+	known, err := migrations.Load(migrationFiles)
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	recorded, err := readMigrations(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("schema status: %w", err)
+	}
+	plan, err := migrations.Decide(known, recorded, uncheckedVersions)
+	if err != nil {
+		return nil, fmt.Errorf("schema status: %w", err)
+	}
+	return plan.Pending, nil
+}
+
+// migrate applies hookd's pending migrations (applyMigrations).
+func migrate(ctx context.Context, db *sql.DB, logger *slog.Logger) error {
+	_, err := applyMigrations(ctx, db, logger)
+	return err
+}
+
+// applyMigrations applies every embedded migration that db does not record, below the highest
+// recorded one too, in version order and in one transaction, records each in hookd_migrations
+// with its checksum, and returns those it applied. internal/migrations decides what to apply,
+// and refuses, with an error wrapping hookd.ErrIncompatibleSchema, a database this build must
+// not use; a refused or failed migration leaves the database as it was. The transaction takes
+// the write lock first (_txlock=immediate), so two connections migrating one file at once apply
+// the migrations once.
+func applyMigrations(ctx context.Context, db *sql.DB, logger *slog.Logger) ([]migrations.Migration, error) {
+	known, err := migrations.Load(migrationFiles)
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("migrate: begin: %w", err)
+		return nil, fmt.Errorf("migrate: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
+	if err := createMigrationsTable(ctx, tx); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	recorded, err := readMigrations(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	plan, err := migrations.Decide(known, recorded, uncheckedVersions)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	err = plan.Run(func(m migrations.Migration) error {
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO hookd_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)`,
+			m.Version, m.Name, m.Checksum, time.Now().UnixMicro())
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("migrate: commit: %w", err)
+	}
+	for _, m := range plan.Pending {
+		logger.InfoContext(ctx, "hookd migration applied", "version", m.Version, "name", m.Name)
+	}
+	return plan.Pending, nil
+}
+
+// createMigrationsTable creates hookd_migrations, or adds the checksum column to one made before
+// checksums were recorded (its rows keep an empty checksum: their text is not known).
+func createMigrationsTable(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS hookd_migrations (
 		version    INTEGER PRIMARY KEY,
 		name       TEXT NOT NULL,
-		applied_at INTEGER NOT NULL
+		applied_at INTEGER NOT NULL,
+		checksum   TEXT NOT NULL DEFAULT ''
 	)`); err != nil {
-		return fmt.Errorf("migrate: create hookd_migrations: %w", err)
+		return fmt.Errorf("create hookd_migrations: %w", err)
 	}
-	var current int
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM hookd_migrations`).Scan(&current); err != nil {
-		return fmt.Errorf("migrate: read version: %w", err)
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('hookd_migrations') WHERE name = 'checksum'`).Scan(&n); err != nil {
+		return fmt.Errorf("read hookd_migrations' columns: %w", err)
 	}
-	applied := 0
-	for _, m := range all {
-		if m.Version <= current {
-			continue
+	if n == 0 {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE hookd_migrations ADD COLUMN checksum TEXT NOT NULL DEFAULT ''`); err != nil {
+			return fmt.Errorf("add hookd_migrations.checksum: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			return fmt.Errorf("migrate: apply %s: %w", m.Name, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO hookd_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-			m.Version, m.Name, time.Now().UnixMicro()); err != nil {
-			return fmt.Errorf("migrate: record %s: %w", m.Name, err)
-		}
-		logger.InfoContext(ctx, "hookd migration applied", "version", m.Version, "name", m.Name)
-		applied++
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate: commit: %w", err)
-	}
-	if applied == 0 && len(all) > 0 && current > all[len(all)-1].Version {
-		logger.WarnContext(ctx, "hookd schema is newer than this build", "schema_version", current)
 	}
 	return nil
+}
+
+// readMigrations returns the rows of hookd_migrations: none when the table does not exist, and
+// empty checksums in a table made before checksums were recorded.
+func readMigrations(ctx context.Context, q querier) ([]migrations.Record, error) {
+	var table, checksum int
+	if err := q.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE name = 'checksum')
+		FROM pragma_table_info('hookd_migrations')`).Scan(&table, &checksum); err != nil {
+		return nil, fmt.Errorf("read hookd_migrations' columns: %w", err)
+	}
+	if table == 0 {
+		return nil, nil
+	}
+	col := "''"
+	if checksum > 0 {
+		col = "checksum"
+	}
+	rows, err := q.QueryContext(ctx, `SELECT version, name, `+col+`, applied_at FROM hookd_migrations ORDER BY version`)
+	if err != nil {
+		return nil, fmt.Errorf("read hookd_migrations: %w", err)
+	}
+	defer rows.Close()
+	var out []migrations.Record
+	for rows.Next() {
+		var r migrations.Record
+		var at int64
+		if err := rows.Scan(&r.Version, &r.Name, &r.Checksum, &at); err != nil {
+			return nil, fmt.Errorf("read hookd_migrations: %w", err)
+		}
+		r.AppliedAt = time.UnixMicro(at).UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read hookd_migrations: %w", err)
+	}
+	return out, nil
 }
 
 // adoptRiverJobs moves the delivery jobs that an earlier hookd left in River's table (river_job,

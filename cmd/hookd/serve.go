@@ -77,11 +77,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 
 	store, err := openDB(ctx, cfg.db, logger)
 	if err != nil {
-		hint := "check that the directory exists and is writable, and that no other hookd uses the file"
-		if cfg.db.postgresURL != "" {
-			hint = "check that PostgreSQL answers at that URL and that the user may create tables"
-		}
-		return fail(hint, "serve: open the database: %v", err)
+		return fail(openFailureHint(cfg.db, err), "serve: open the database: %v", err)
 	}
 	defer func() {
 		if cerr := store.Close(); cerr != nil && err == nil {
