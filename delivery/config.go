@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"time"
+
+	"github.com/hookd/hookd/internal/buildinfo"
 )
 
 // Defaults applied by [Config.WithDefaults].
@@ -14,9 +16,12 @@ const (
 	DefaultTimeout = 15 * time.Second
 	// DefaultMaxResponseBody is how many bytes of a response body are kept.
 	DefaultMaxResponseBody = 4096
-	// DefaultUserAgent is the User-Agent header sent with every attempt.
-	DefaultUserAgent = "hookd/1"
 )
+
+// DefaultUserAgent is the User-Agent header sent with every attempt: "hookd/" and the running
+// build's release without its "v", such as "hookd/0.1.0" (Svix's server sends
+// "Svix-Webhooks/1.44.0"). A receiver that matches the prefix "hookd/" matches every release.
+func DefaultUserAgent() string { return buildinfo.Read().UserAgent() }
 
 // Config configures a [Client]. The zero value, or a nil *Config, means
 // defaults.
@@ -44,7 +49,7 @@ type Config struct {
 	Proxy *url.URL
 
 	// UserAgent is the User-Agent header sent unless the request sets one.
-	// Default: "hookd/1".
+	// Default: [DefaultUserAgent], such as "hookd/0.1.0".
 	UserAgent string
 
 	// MaxConnsPerHost caps the connections to one host, dialing, active and
@@ -83,7 +88,7 @@ func (c *Config) WithDefaults() *Config {
 		out.MaxResponseBody = DefaultMaxResponseBody
 	}
 	if out.UserAgent == "" {
-		out.UserAgent = DefaultUserAgent
+		out.UserAgent = DefaultUserAgent()
 	}
 	if out.MaxConnsPerHost < 0 {
 		out.MaxConnsPerHost = 0

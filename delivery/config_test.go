@@ -4,15 +4,18 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookd/hookd/internal/buildinfo"
 )
 
 func TestConfigWithDefaults(t *testing.T) {
 	t.Parallel()
 	var nilConfig *Config
 	d := nilConfig.WithDefaults()
-	if d.Timeout != 15*time.Second || d.MaxResponseBody != 4096 || d.UserAgent != "hookd/1" ||
+	if d.Timeout != 15*time.Second || d.MaxResponseBody != 4096 || d.UserAgent != "hookd/"+strings.TrimPrefix(buildinfo.Release, "v") ||
 		d.MaxConnsPerHost != 0 || d.Proxy != nil || d.AllowSubnets != nil || d.Resolver != net.DefaultResolver {
 		t.Errorf("nil.WithDefaults() = %+v", d)
 	}

@@ -130,6 +130,11 @@ var addressClasses = []struct {
 	{netip.MustParsePrefix("ff00::/8"), "a multicast address"},
 }
 
+// AddressRange returns what addressClass does: the class of an address the guard refuses, with
+// its article ("a loopback address"), and the range of that class (127.0.0.0/8), the prefix that
+// AllowSubnets (hookd serve --allow-subnets) needs to let it through.
+func AddressRange(ip netip.Addr) (class string, prefix netip.Prefix) { return addressClass(ip) }
+
 // addressClass describes the class of a refused address, with its article
 // ("a loopback address"), and returns the range of that class. An
 // IPv4-mapped address is described by the IPv4 address it carries; anything

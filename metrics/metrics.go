@@ -215,7 +215,7 @@ func New(backlog Backlog, cfg *Config) *Metrics {
 		m.attempts, m.duration, m.deliveries, m.httpRequests, m.httpDuration,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name:        "hookd_build_info",
-			Help:        "Always 1; the labels name the running build: module version, VCS revision, Go version.",
+			Help:        "Always 1; the labels name the running build: release, VCS revision, Go version.",
 			ConstLabels: prometheus.Labels{"version": info.Version, "revision": info.Revision, "goversion": info.GoVersion},
 		}, func() float64 { return 1 }),
 		retentionCollector{m},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/buildinfo"
 	"github.com/hookd/hookd/metrics"
 )
 
@@ -146,8 +147,9 @@ func TestMethods(t *testing.T) {
 
 func TestBuildInfo(t *testing.T) {
 	t.Parallel()
-	// A test binary is built from no tagged module and records no VCS revision.
-	want := fmt.Sprintf(`hookd_build_info{goversion="%s",revision="unknown",version="(devel)"} 1`, runtime.Version())
+	// A test binary is built from this source, not a tagged module, and records no VCS revision:
+	// its version is the release the source is.
+	want := fmt.Sprintf(`hookd_build_info{goversion="%s",revision="unknown",version="%s"} 1`, runtime.Version(), buildinfo.Release)
 	for name, m := range map[string]*metrics.Metrics{
 		"no backlog":         metrics.New(nil, nil),
 		"unreadable backlog": metrics.New(backlog{err: errors.New("database is locked")}, nil),

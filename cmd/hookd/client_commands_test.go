@@ -390,13 +390,18 @@ func TestClientErrors(t *testing.T) {
 	}
 }
 
+// A client command waits for a server that refuses connections, at most its wait, then says
+// what it tried and how long it waited.
 func TestClientConnectionRefused(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	r := run(t, "", "app", "list", "--url", url, "--token", "secret-token-value")
-	if r.code != exitFailure || !strings.Contains(r.stderr, "is hookd serve running at "+url) {
+	var out, errb strings.Builder
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, serverWait: 200 * time.Millisecond}
+	r := result{code: e.run(context.Background(), []string{"app", "list", "--url", url, "--token", "secret-token-value"}), stdout: out.String(), stderr: errb.String()}
+	if r.code != exitFailure || !strings.Contains(r.stderr, "hookd: list applications: connection refused by "+url+" (for 200ms)\n") ||
+		!strings.Contains(r.stderr, "is hookd serve running at "+url) {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
 	if strings.Contains(r.stderr, "secret-token-value") {

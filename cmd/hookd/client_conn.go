@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	svix "github.com/svix/svix-webhooks/go"
@@ -25,8 +27,13 @@ const (
 	envURL         = "HOOKD_URL"
 	envToken       = "HOOKD_TOKEN"
 	requestTimeout = 30 * time.Second
-	maxPageSize    = 250 // the most items Svix's list routes return at once
-	defaultLimit   = 50
+	// defaultServerWait is how long a client command waits for hookd serve to accept
+	// connections: "hookd serve &" and the next command, pasted together, start at once.
+	defaultServerWait = 10 * time.Second
+	// serverWaitNotice is how long the wait lasts before the command says it is waiting.
+	serverWaitNotice = time.Second
+	maxPageSize      = 250 // the most items Svix's list routes return at once
+	defaultLimit     = 50
 )
 
 // clientFlags are the flags every client command takes.
@@ -63,6 +70,7 @@ type conn struct {
 	hc     *http.Client
 	origin string // scheme://host of the server; hc's transport adds its path
 	token  string
+	waited *serverWaiter // how long hc waits for the server to accept connections
 }
 
 // connect resolves the URL and token (flag, then environment, then default) and returns a
@@ -91,9 +99,15 @@ func (cf *clientFlags) connect(e *env) (*conn, error) {
 		// The SDK keeps only the scheme and host of its server URL; put the path back.
 		rt = prefixTransport{prefix: p, next: rt}
 	}
-	hc := &http.Client{Timeout: requestTimeout, Transport: rewindTransport{rt}}
+	wait := e.serverWait
+	if wait <= 0 {
+		wait = defaultServerWait
+	}
+	now := time.Now()
+	sw := &serverWaiter{since: now, until: now.Add(wait), wait: wait, base: u.Redacted(), stderr: e.stderr}
+	hc := &http.Client{Timeout: requestTimeout, Transport: serverWaitTransport{next: rewindTransport{rt}, w: sw}}
 	sdk := svix.New(token, &svix.SvixOptions{ServerUrl: u, HTTPClient: hc})
-	return &conn{sdk: sdk, base: u.Redacted(), json: cf.json, e: e, hc: hc, origin: u.Scheme + "://" + u.Host, token: token}, nil
+	return &conn{sdk: sdk, base: u.Redacted(), json: cf.json, e: e, hc: hc, origin: u.Scheme + "://" + u.Host, token: token, waited: sw}, nil
 }
 
 // parseHTTPURL parses raw as an absolute http or https URL. Its error starts with raw, quoted,
@@ -141,6 +155,53 @@ func (t rewindTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r2 := r.Clone(r.Context())
 	r2.Body = body
 	return t.next.RoundTrip(r2)
+}
+
+// serverWaiter is one command's wait for hookd serve to accept connections: it ends when a
+// connection is accepted, or at until, whichever comes first.
+type serverWaiter struct {
+	since  time.Time
+	until  time.Time
+	wait   time.Duration // the whole wait, for messages
+	base   string        // the server's URL, for the notice
+	stderr io.Writer
+
+	up      atomic.Bool // a connection was accepted: the server is up, a refusal now is no start-up
+	noticed atomic.Bool // the notice that the command waits was printed
+}
+
+// serverWaitTransport sends a request again while hookd serve refuses the connection, until the
+// server accepts one or the command's wait ends: a client command started together with
+// "hookd serve &" finds the server's port not yet bound. A refused connection carried no byte of
+// the request, so sending it again is safe whatever the method. Once the server accepted a
+// connection, a refusal is reported at once.
+type serverWaitTransport struct {
+	next http.RoundTripper
+	w    *serverWaiter
+}
+
+func (t serverWaitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rewinds := r.Body == nil || r.Body == http.NoBody || r.GetBody != nil
+	for delay := 20 * time.Millisecond; ; delay = min(2*delay, 250*time.Millisecond) {
+		resp, err := t.next.RoundTrip(r)
+		if err == nil {
+			t.w.up.Store(true)
+			return resp, nil
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) || !rewinds || t.w.up.Load() || time.Now().Add(delay).After(t.w.until) {
+			return nil, err
+		}
+		if time.Since(t.w.since) >= serverWaitNotice && !t.w.noticed.Swap(true) {
+			fmt.Fprintf(t.w.stderr, "hookd: waiting for hookd serve to accept connections at %s (at most %s)\n", t.w.base, t.w.wait)
+		}
+		timer := time.NewTimer(delay)
+		select {
+		case <-r.Context().Done():
+			timer.Stop()
+			return nil, err
+		case <-timer.C:
+		}
+	}
 }
 
 // prefixTransport serves hookd mounted under a path (--url https://example.com/hookd).

@@ -27,7 +27,11 @@ func (c *conn) fail(op string, err error) error {
 		return apiFailure(op, se.Status(), se.Body(), err)
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) {
-		return failf(fmt.Sprintf("is hookd serve running at %s? (set --url / --server or %s)", c.base, envURL), "%s: connection refused by %s", op, c.base)
+		waited := ""
+		if c.waited != nil && !c.waited.up.Load() {
+			waited = fmt.Sprintf(" (for %s)", c.waited.wait)
+		}
+		return failf(fmt.Sprintf("is hookd serve running at %s? (set --url / --server or %s)", c.base, envURL), "%s: connection refused by %s%s", op, c.base, waited)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {

@@ -145,10 +145,12 @@ func checkEndpointURL(cmd, raw string) error {
 // at most this much, and then it says nothing.
 const guardLookupTimeout = 2 * time.Second
 
-// warnGuarded warns on stderr when the host of the endpoint URL raw resolves, here, to an
-// address that the SSRF guard of hookd serve refuses unless --allow-subnets allows it: every
-// attempt to it would fail. A host that does not resolve in time gets no warning; the server's
-// resolver may answer differently, and the guard judges the address it dials.
+// warnGuarded notes on stderr when the host of the endpoint URL raw is, or resolves here to, an
+// address that the SSRF guard of hookd serve refuses unless --allow-subnets allows it: then every
+// attempt to it fails. The CLI cannot see the server's flags, so the note names the condition
+// ("unless hookd serve allows it") and the flag that meets it. A host that does not resolve in
+// time gets no note; the server's resolver may answer differently, and the guard judges the
+// address it dials.
 func warnGuarded(ctx context.Context, e *env, raw string) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Hostname() == "" {
@@ -164,10 +166,16 @@ func warnGuarded(ctx context.Context, e *env, raw string) {
 		addrs, _ = net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	}
 	for _, ip := range addrs {
-		if err := delivery.CheckAddress(ip, nil); err != nil {
-			fmt.Fprintf(e.stderr, "hookd: warning: %s resolves to %s, which hookd serve refuses by default (%v); unless the server allows it, every attempt to this endpoint fails\n", host, ip, err)
-			return
+		if delivery.CheckAddress(ip, nil) == nil {
+			continue
 		}
+		class, prefix := delivery.AddressRange(ip)
+		what := host + " is " + class
+		if ip.String() != host {
+			what = host + " resolves to " + ip.String() + ", " + class
+		}
+		fmt.Fprintf(e.stderr, "hookd: note: %s, which hookd serve refuses by default: unless it was started with --allow-subnets %s (or a range holding it), every attempt to this endpoint fails\n", what, prefix)
+		return
 	}
 }
 
@@ -291,17 +299,33 @@ func endpointPath(app, ep string) string {
 // sent as JSON and the answer decoded into out. A *svix.EndpointOut asks for 1.44's shape, the
 // one the SDK's types read. op names what was attempted in the error.
 func (c *conn) hookdCall(ctx context.Context, op, method, path string, in, out any) error {
+	status, b, err := c.hookdRequest(ctx, method, path, in, out)
+	if err != nil {
+		return c.fail(op, err)
+	}
+	if status >= 300 {
+		return apiFailure(op, status, b, nil)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return apiFailure(op, status, b, err)
+	}
+	return nil
+}
+
+// hookdRequest sends one request of hookdCall and returns the answer's status and body (its
+// first MiB); err is an error of the transport (or of in's encoding), with no answer.
+func (c *conn) hookdRequest(ctx context.Context, method, path string, in, out any) (int, []byte, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return failf("", "%s: %v", op, err)
+			return 0, nil, err
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.origin+path, body)
 	if err != nil {
-		return failf("", "%s: %v", op, err)
+		return 0, nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Content-Type", "application/json")
@@ -311,20 +335,14 @@ func (c *conn) hookdCall(ctx context.Context, op, method, path string, in, out a
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return c.fail(op, err)
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return c.fail(op, err)
+		return 0, nil, err
 	}
-	if resp.StatusCode >= 300 {
-		return apiFailure(op, resp.StatusCode, b, nil)
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return apiFailure(op, resp.StatusCode, b, err)
-	}
-	return nil
+	return resp.StatusCode, b, nil
 }
 
 // cmpOr returns a, or b when a is empty.

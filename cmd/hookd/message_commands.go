@@ -21,12 +21,14 @@ import (
 // maxSendPayload bounds what "hookd send" reads; the server enforces its own, smaller limit.
 const maxSendPayload = 16 << 20
 
-const sendUsage = `send APP --event-type T [--event-id ID] [--channel C ...] [--data JSON | --data @file] < payload
+const sendUsage = `send APP --event-type T [--event-id ID] [--channel C ...] [--data JSON | --data @file] [--wait D] < payload
 
 Sends a message to the application APP (its id or uid): hookd signs it and
 delivers it to every endpoint subscribed to its event type and channels.
 The payload is a JSON object: --data '{"id":"in_1"}', --data @payload.json,
-or, without --data, read from stdin.`
+or, without --data, read from stdin. With --wait it returns once the message
+is delivered to every endpoint (retries included), or after D with exit
+code 1, saying how many endpoints have it.`
 
 // runSend handles "hookd send".
 func runSend(ctx context.Context, e *env, args []string) error {
@@ -36,6 +38,7 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	var channels stringList
 	f.Var(&channels, "channel", "a channel the message is sent on; repeat for several (optional)")
 	data := f.String("data", "", "the JSON payload, or @file to read it from a file (default: stdin)")
+	wait := f.Duration("wait", 0, "wait at most this long for the message to be delivered to every endpoint; exit 1 if it is not (default 0: return once sent)")
 	cf := addClientFlags(f)
 	pos, err := f.parseArgs(args, "APP")
 	if err != nil {
@@ -43,6 +46,9 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	}
 	if *eventType == "" {
 		return usageErrorf(`e.g. hookd send acme --event-type invoice.paid --data '{"id":"in_1"}'`, "send: --event-type is required")
+	}
+	if *wait < 0 {
+		return usageErrorf(`e.g. --wait 10s`, "send: --wait must be 0 or more, got %s", *wait)
 	}
 	if *eventID != "" && !svixIDPattern.MatchString(*eventID) {
 		return usageErrorf(fmt.Sprintf("use only those characters, e.g. --event-id %s", strings.Map(func(r rune) rune {
@@ -68,26 +74,54 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return c.failAt(ctx, "send to "+pos[0], target{app: pos[0]}, err)
 	}
-	n, err := c.countDestinations(ctx, pos[0], msg.Id)
+	var n int
+	var dest destinations
+	if *wait > 0 {
+		dest, err = c.waitDestinations(ctx, pos[0], msg.Id, *wait)
+		n = dest.total
+	} else {
+		n, err = c.countDestinations(ctx, pos[0], msg.Id)
+	}
 	if err != nil {
 		return err
 	}
+	if err := c.printSent(msg, n, dest, *wait > 0); err != nil {
+		return err
+	}
+	if *wait > 0 && dest.delivered < dest.total {
+		return failf(fmt.Sprintf("hookd attempts %s --msg %s shows each attempt", pos[0], msg.Id),
+			"send: message %s was sent, but after %s it is delivered to %d of %d endpoints (%d failed, %d still pending)",
+			msg.Id, *wait, dest.delivered, dest.total, dest.failed, dest.open())
+	}
+	return nil
+}
+
+// printSent prints the message sent, the number of endpoints it goes to, and with --wait how its
+// deliveries stand.
+func (c *conn) printSent(msg *svix.MessageOut, n int, dest destinations, waited bool) error {
 	if c.json {
 		m, err := msg.ToMap()
 		if err != nil {
 			return failf("", "send: %v", err)
 		}
 		m["endpointCount"] = n
+		if waited {
+			m["deliveredCount"], m["failedCount"] = dest.delivered, dest.failed
+		}
 		return c.printJSON(m)
 	}
-	c.printFields(
-		[2]string{"id", msg.Id},
-		[2]string{"event type", msg.EventType},
-		[2]string{"event id", orDash(deref(msg.EventId))},
-		[2]string{"channels", joinOr(msg.Channels, "-")},
-		[2]string{"timestamp", formatTime(msg.Timestamp)},
-		[2]string{"endpoints", endpointsSent(n)},
-	)
+	fields := [][2]string{
+		{"id", msg.Id},
+		{"event type", msg.EventType},
+		{"event id", orDash(deref(msg.EventId))},
+		{"channels", joinOr(msg.Channels, "-")},
+		{"timestamp", formatTime(msg.Timestamp)},
+		{"endpoints", endpointsSent(n)},
+	}
+	if waited {
+		fields = append(fields, [2]string{"delivered", dest.String()})
+	}
+	c.printFields(fields...)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Exit codes, documented in the usage text.
@@ -21,6 +22,8 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+
+	serverWait time.Duration // how long a client command waits for hookd serve to accept connections; 0: defaultServerWait
 }
 
 // command is one subcommand: its name, one line of help, and the function that runs it.

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/hookd/hookd/internal/buildinfo"
 )
 
 // A real hookd serve's /metrics has the Go runtime's and the process's series, the build, the
@@ -35,7 +37,7 @@ func TestServeMetricsRuntimeRoutesAndQueue(t *testing.T) {
 	out := waitMetrics(t, s.url, lines...)
 	for _, re := range []string{
 		`\ngo_goroutines \d+\n`,
-		`\nhookd_build_info\{goversion="` + regexp.QuoteMeta(runtime.Version()) + `",revision="[^"]*",version="[^"]*"\} 1\n`,
+		`\nhookd_build_info\{goversion="` + regexp.QuoteMeta(runtime.Version()) + `",revision="[^"]*",version="` + regexp.QuoteMeta(buildinfo.Release) + `"\} 1\n`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("/metrics does not match %s:\n%s", re, out)

@@ -7,8 +7,10 @@ import (
 	"github.com/hookd/hookd/internal/buildinfo"
 )
 
-// runVersion prints the binary's module version, VCS revision (with "modified" when the work tree
-// had changes) and Go version, one "name: value" line each.
+// runVersion prints the binary's release, the module version Go recorded (the tag, a
+// pseudo-version, or "(devel)" for a checkout), the VCS revision (with "modified" when the work
+// tree had changes) and the Go version: the release on its own first line, then one
+// "name: value" line each.
 func runVersion(_ context.Context, e *env, args []string) error {
 	fs := newFlags(e, "version", "version")
 	if err := fs.parse(args); err != nil {
@@ -23,5 +25,5 @@ func versionText(info buildinfo.Info) string {
 	if info.Modified {
 		rev += " (modified)"
 	}
-	return fmt.Sprintf("hookd %s\nrevision: %s\ngo: %s\n", info.Version, rev, info.GoVersion)
+	return fmt.Sprintf("hookd %s\nmodule: %s %s\nrevision: %s\ngo: %s\n", info.Version, buildinfo.ModulePath, info.Module, rev, info.GoVersion)
 }

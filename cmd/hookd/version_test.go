@@ -10,8 +10,9 @@ import (
 
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	// A test binary records no VCS revision, as a -buildvcs=false build does.
-	want := "hookd (devel)\nrevision: unknown\ngo: " + runtime.Version() + "\n"
+	// A test binary is built from this source and records no VCS revision, as a -buildvcs=false
+	// build of a checkout does: it says the release.
+	want := "hookd " + buildinfo.Release + "\nmodule: github.com/hookd/hookd (devel)\nrevision: unknown\ngo: " + runtime.Version() + "\n"
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		r := run(t, "", args...)
 		if r.code != exitOK || r.stderr != "" {
@@ -28,10 +29,18 @@ func TestVersion(t *testing.T) {
 
 func TestVersionText(t *testing.T) {
 	t.Parallel()
-	got := versionText(buildinfo.Info{Version: "v0.3.0", Revision: "abcdef0123456789", Modified: true, GoVersion: "go1.26.0"})
-	want := "hookd v0.3.0\nrevision: abcdef0123456789 (modified)\ngo: go1.26.0\n"
-	if got != want {
-		t.Fatalf("versionText = %q, want %q", got, want)
+	for _, tc := range []struct {
+		info buildinfo.Info
+		want string
+	}{
+		{buildinfo.Info{Version: "v0.3.0", Module: "v0.3.0", Revision: "unknown", GoVersion: "go1.26.0"},
+			"hookd v0.3.0\nmodule: github.com/hookd/hookd v0.3.0\nrevision: unknown\ngo: go1.26.0\n"},
+		{buildinfo.Info{Version: "v0.3.0", Module: "v0.3.1-0.20261201000000-abcdef012345+dirty", Revision: "abcdef0123456789", Modified: true, GoVersion: "go1.26.0"},
+			"hookd v0.3.0\nmodule: github.com/hookd/hookd v0.3.1-0.20261201000000-abcdef012345+dirty\nrevision: abcdef0123456789 (modified)\ngo: go1.26.0\n"},
+	} {
+		if got := versionText(tc.info); got != tc.want {
+			t.Errorf("versionText = %q, want %q", got, tc.want)
+		}
 	}
 }
 
