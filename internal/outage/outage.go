@@ -6,8 +6,8 @@
 //
 // A Log holds the settings; each loop takes a Cause of it by name and reports each try to it:
 // Fail with the error, OK on success. A cause's outage begins with its first failure and ends
-// with the first success that comes Quiet or more after its last failure, so a cause that fails
-// and succeeds by turns (a database coming back) does not log a line for each turn.
+// once it has succeeded and Quiet has passed since its last failure, so a cause that fails and
+// succeeds by turns (a database coming back) does not log a line for each turn.
 //
 // The lines, each with the attribute cause:
 //
@@ -135,6 +135,8 @@ type Cause struct {
 	count    int       // failures since lastLine
 	total    int       // failures of the outage
 	err      string    // the latest failure's error
+	// recovered is the first success since the latest failure; zero: none yet.
+	recovered time.Time
 }
 
 // Name is the cause's name.
@@ -154,7 +156,7 @@ func (c *Cause) Fail(err error, attrs ...slog.Attr) {
 	l := c.log
 	c.mu.Lock()
 	now := l.now()
-	c.last, c.err = now, msg
+	c.last, c.err, c.recovered = now, msg, time.Time{}
 	c.count++
 	c.total++
 	if !c.failing.Load() {
@@ -177,31 +179,52 @@ func (c *Cause) Fail(err error, attrs ...slog.Attr) {
 		slog.Duration("lasting", now.Sub(since).Round(time.Millisecond)), slog.String("error", msg))
 }
 
-// OK reports a success. It ends the outage, with its line, when Quiet has passed since the
-// outage's last failure; an earlier success leaves the outage on (a later success ends it).
+// OK reports a success. It ends the outage, with its line, once Quiet has passed since the
+// outage's last failure; an earlier success leaves the outage on, to end Quiet after the last
+// failure (by a timer, or the next call of the cause: OK, State, Recent), unless a failure comes
+// first.
 func (c *Cause) OK() {
 	if !c.failing.Load() {
 		return
 	}
-	l := c.log
 	c.mu.Lock()
-	now := l.now()
-	if !c.failing.Load() || now.Sub(c.last) < l.quiet {
+	now := c.log.now()
+	if c.failing.Load() && c.recovered.IsZero() {
+		c.recovered = now
+		if wait := c.log.quiet - now.Sub(c.last); wait > 0 {
+			// The end comes without another call: a loop that recovered may not succeed again
+			// soon (a listener that reconnected and waits).
+			time.AfterFunc(wait, func() {
+				c.mu.Lock()
+				c.endIfQuiet(c.log.now())
+			})
+		}
+	}
+	c.endIfQuiet(now) // unlocks
+}
+
+// endIfQuiet ends the outage, with its line, when it has succeeded since its last failure and
+// Quiet has passed since that failure. c.mu is held; it unlocks it.
+func (c *Cause) endIfQuiet(now time.Time) {
+	if !c.failing.Load() || c.recovered.IsZero() || now.Sub(c.last) < c.log.quiet {
 		c.mu.Unlock()
 		return
 	}
 	c.failing.Store(false)
-	total, since := c.total, c.since
+	total, lasted := c.total, c.recovered.Sub(c.since)
 	c.mu.Unlock()
-	l.logger.LogAttrs(context.Background(), slog.LevelInfo, "hookd outage ended",
-		slog.String("cause", c.name), slog.Int("failures", total), slog.Duration("lasted", now.Sub(since).Round(time.Millisecond)))
+	c.log.logger.LogAttrs(context.Background(), slog.LevelInfo, "hookd outage ended",
+		slog.String("cause", c.name), slog.Int("failures", total), slog.Duration("lasted", lasted.Round(time.Millisecond)))
 }
 
-// State returns the cause's outage, and false when none goes on.
+// State returns the cause's outage, and false when none goes on. It ends an outage that has
+// succeeded since its last failure, Quiet ago or more (see OK).
 func (c *Cause) State() (State, bool) {
 	if !c.failing.Load() {
 		return State{}, false
 	}
+	c.mu.Lock()
+	c.endIfQuiet(c.log.now())
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.failing.Load() {

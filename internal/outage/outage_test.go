@@ -117,7 +117,7 @@ func TestOutageLines(t *testing.T) {
 	clk.advance(time.Second)
 	c.OK()
 	wantLines(t, h, "a success 2 s after the last failure",
-		`INFO hookd outage ended cause=queue: fetch jobs failures=650 lasted=1m6.9s`)
+		`INFO hookd outage ended cause=queue: fetch jobs failures=650 lasted=1m5.9s`)
 	if s, ok := c.State(); ok {
 		t.Fatalf("state after the outage: %+v", s)
 	}
@@ -150,7 +150,30 @@ func TestOutageFlapping(t *testing.T) {
 	c.OK()
 	wantLines(t, h, "10 s of failures and successes by turns, then 2 s of success",
 		`WARN hookd outage began cause=record attempts error=disk I/O error`,
-		`INFO hookd outage ended cause=record attempts failures=20 lasted=11.75s`)
+		`INFO hookd outage ended cause=record attempts failures=20 lasted=9.75s`)
+
+	// A success within Quiet of the last failure, then none: the next look at the cause (health
+	// reads State) ends the outage once Quiet has passed.
+	c.Fail(errors.New("disk I/O error"))
+	clk.advance(100 * time.Millisecond)
+	c.OK()
+	clk.advance(time.Second)
+	if _, ok := c.State(); !ok {
+		t.Fatal("State ended the outage 1.1 s after its last failure")
+	}
+	clk.advance(time.Second)
+	if s, ok := c.State(); ok {
+		t.Fatalf("State kept the outage on 2.1 s after its last failure, with a success since: %+v", s)
+	}
+	wantLines(t, h, "an outage ended by State",
+		`WARN hookd outage began cause=record attempts error=disk I/O error`,
+		`INFO hookd outage ended cause=record attempts failures=1 lasted=100ms`)
+	// Without a success, it stays on however long it is quiet.
+	c.Fail(errors.New("disk I/O error"))
+	clk.advance(time.Hour)
+	if _, ok := c.State(); !ok {
+		t.Fatal("the outage ended without a success")
+	}
 }
 
 // Causes of one Log are apart: each has its own lines and state, and Failing lists those failing
@@ -227,7 +250,7 @@ func TestOutageConcurrent(t *testing.T) {
 	c.OK()
 	wantLines(t, h, "8000 failures at once, then a success",
 		`WARN hookd outage began cause=queue: fetch jobs error=down`,
-		`INFO hookd outage ended cause=queue: fetch jobs failures=8000 lasted=2s`)
+		`INFO hookd outage ended cause=queue: fetch jobs failures=8000 lasted=0s`)
 }
 
 // A nil logger discards; a nil error counts as a failure.
