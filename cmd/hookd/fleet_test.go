@@ -248,7 +248,8 @@ func TestFleetSurvivesSIGKILL(t *testing.T) {
 	api := startProcess(t, bin, append([]string{"--role", "api"}, common...)...)
 	w1 := startProcess(t, bin, append([]string{"--role", "worker", "--workers", fmt.Sprint(workers)}, common...)...)
 	w2 := startProcess(t, bin, append([]string{"--role", "worker", "--workers", fmt.Sprint(workers)}, common...)...)
-	mustCall(t, http.StatusNoContent, http.MethodGet, w1.url+"/api/v1/health", "", "")
+	mustCall(t, http.StatusOK, http.MethodGet, w1.url+"/api/v1/health", "", "")
+	mustCall(t, http.StatusNoContent, http.MethodGet, w1.url+"/api/v1/health/ping", "", "")
 	if code, _ := call(t, http.MethodGet, w1.url+"/api/v1/app", testAdminToken, ""); code != http.StatusNotFound {
 		t.Errorf("a worker process answers the API: GET /api/v1/app is %d, want 404", code)
 	}
