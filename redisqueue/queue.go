@@ -101,8 +101,10 @@ type Queue struct {
 	logger    *slog.Logger
 	redisURL  string // redacted, for messages
 	// The outages of the enqueues after commit and of the sweeper, each logged once with
-	// summaries (package outage); QueueHealth reads the sweeper's.
+	// summaries (package outage). asynqFails holds asynq's warnings and errors (asynqLogger)
+	// and go-redis's lines (ClientLogger), ended by redisBack.
 	enqueueFails, sweepFails *outage.Cause
+	asynqFails               *outage.Log
 
 	mu     sync.Mutex // serializes Start, Stop and Close
 	run    *run       // the running queue; nil when stopped
@@ -139,6 +141,7 @@ func New(redisURL string, store hookd.Store, qcfg *hookd.QueueConfig, cfg *Confi
 	return &Queue{
 		enqueueFails: out.Cause("redis queue: enqueue after commit"),
 		sweepFails:   out.Cause("redis queue: sweep"),
+		asynqFails:   outage.New(conf.Logger, nil),
 		rdb:          rdb,
 		client:       asynq.NewClientFromRedisClient(rdb),
 		inspector:    asynq.NewInspectorFromRedisClient(rdb),
@@ -150,6 +153,9 @@ func New(redisURL string, store hookd.Store, qcfg *hookd.QueueConfig, cfg *Confi
 		redisURL:     redactURL(redisURL),
 	}, nil
 }
+
+// redisBack ends asynq's outages: Redis answered a call.
+func (q *Queue) redisBack() { q.asynqFails.OK() }
 
 // Namespace returns the queue's namespace (Config.Namespace).
 func (q *Queue) Namespace() string { return q.cfg.Namespace }
@@ -193,6 +199,7 @@ func (q *Queue) enqueueCommitted(ctx context.Context, jobs []hookd.Job) {
 			slog.Duration("sweep_after", q.cfg.SweepAfter))
 	} else {
 		q.enqueueFails.OK()
+		q.redisBack()
 	}
 }
 
@@ -273,7 +280,7 @@ func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 		return fmt.Errorf("redisqueue: start: reach Redis at %s: %w", q.redisURL, err)
 	}
 	r := newRun(q, ctx, h)
-	logger, level := newAsynqLogger(q.logger)
+	logger, level := newAsynqLogger(q.logger, q.asynqFails)
 	for _, l := range lanes {
 		srv := asynq.NewServerFromRedisClient(q.rdb, asynq.Config{
 			Concurrency:              q.workers[l],

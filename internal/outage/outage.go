@@ -94,6 +94,25 @@ func (l *Log) Cause(name string) *Cause {
 	return c
 }
 
+// OK reports a success of every cause of the log, for causes whose loops tell no success of
+// their own (a library's log lines, passed through Fail) when something else shows their
+// dependency back.
+func (l *Log) OK() {
+	l.mu.Lock()
+	causes := l.order
+	l.mu.Unlock()
+	for _, c := range causes {
+		c.OK()
+	}
+}
+
+// Len returns how many causes the log has made.
+func (l *Log) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.order)
+}
+
 // Failing returns the state of every cause whose outage goes on, in the order the causes were
 // made.
 func (l *Log) Failing() []State {

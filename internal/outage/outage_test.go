@@ -212,6 +212,13 @@ func TestOutageCauses(t *testing.T) {
 	if got := log.Failing(); len(got) != 1 || got[0].Cause != "queue: write job outcomes" {
 		t.Fatalf("Failing after fetch recovered: %+v", got)
 	}
+	h.take()
+	// The log's OK is a success of each cause.
+	log.OK()
+	wantLines(t, h, "every cause recovered", `INFO hookd outage ended cause=queue: write job outcomes failures=1 lasted=5.001s`)
+	if got, n := log.Failing(), log.Len(); len(got) != 0 || n != 3 {
+		t.Fatalf("after the log's OK: failing %+v, %d causes", got, n)
+	}
 }
 
 // A long error is cut, on a character boundary, so that a driver quoting a statement does not
