@@ -2,8 +2,11 @@ package hookd
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/hookd/hookd/internal/outage"
 )
 
 // maxBatch bounds how many writes share one transaction.
@@ -14,9 +17,11 @@ const maxBatch = 256
 // large ones; with one write waiting it adds no delay.
 type recorder struct {
 	store Store
-	log   *slog.Logger
-	in    chan *recItem
-	done  chan struct{} // closed when run returns
+	// down and fails log the writes that fail, as outages (package outage): down those that
+	// fail because the database is unavailable, which Health reads, fails any other.
+	down, fails *outage.Cause
+	in          chan *recItem
+	done        chan struct{} // closed when run returns
 	// writeAttemptsFunc writes the attempt writes of a batch together: Client.writeAttempts.
 	writeAttemptsFunc func(ctx context.Context, tx Tx, ws []*attemptWrite) error
 }
@@ -45,7 +50,9 @@ type endpointDisable struct {
 }
 
 func newRecorder(store Store, log *slog.Logger, writeAttempts func(ctx context.Context, tx Tx, ws []*attemptWrite) error) *recorder {
-	return &recorder{store: store, log: log, in: make(chan *recItem, maxBatch), done: make(chan struct{}), writeAttemptsFunc: writeAttempts}
+	out := outage.New(log, nil)
+	return &recorder{store: store, down: out.Cause("record attempts: database unavailable"), fails: out.Cause("record attempts"),
+		in: make(chan *recItem, maxBatch), done: make(chan struct{}), writeAttemptsFunc: writeAttempts}
 }
 
 // write records an attempt with the batch it joins, and returns once it is committed or failed.
@@ -132,8 +139,14 @@ func (r *recorder) flush(batch []*recItem) {
 		for _, it := range batch {
 			it.errc <- err
 		}
-		if err != nil {
-			r.log.Error("record attempt", "error", err)
+		switch {
+		case errors.Is(err, ErrUnavailable):
+			r.down.Fail(err)
+		case err != nil:
+			r.fails.Fail(err)
+		default:
+			r.down.OK()
+			r.fails.OK()
 		}
 		return
 	}

@@ -28,6 +28,7 @@ type Client struct {
 	sign   signerCache          // the signers of the keys the workers sign with (signers.go)
 	rates  *appRates            // the per-application message rate (quota.go)
 	slots  *fleetSlots          // the cap's slots leased across processes; nil: this process keeps it alone
+	probe  healthProbe          // Health's write probe (health.go)
 
 	working atomic.Int64 // jobs being worked, for the drain's log line
 	snoozed atomic.Int64 // jobs snoozed by their endpoint's isolation (admission), for tests

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/hookd/hookd/internal/outage"
 )
 
 // SlotLeaser shares each endpoint's cap of attempts in flight among the processes that work one
@@ -78,7 +80,8 @@ type fleetSlots struct {
 	leaser SlotLeaser
 	states *endpointStates
 	lease  time.Duration
-	logger *slog.Logger
+	// The outages of the leaser's calls, each logged once with summaries (package outage).
+	leaseFails, renewFails, giveBackFails *outage.Cause
 
 	mu      sync.Mutex
 	holder  string
@@ -89,7 +92,9 @@ type fleetSlots struct {
 }
 
 func newFleetSlots(leaser SlotLeaser, states *endpointStates, lease time.Duration, logger *slog.Logger) *fleetSlots {
-	return &fleetSlots{leaser: leaser, states: states, lease: lease, logger: logger}
+	out := outage.New(logger, nil)
+	return &fleetSlots{leaser: leaser, states: states, lease: lease,
+		leaseFails: out.Cause("fleet slots: lease"), renewFails: out.Cause("fleet slots: renew"), giveBackFails: out.Cause("fleet slots: give back")}
 }
 
 // newHolderID returns a random holder id.
@@ -139,8 +144,9 @@ func (f *fleetSlots) stop(ctx context.Context) {
 		err := f.leaser.ReleaseSlots(cctx, holder, id, 0)
 		cancel()
 		if err != nil {
-			f.logger.LogAttrs(ctx, slog.LevelWarn, "hookd could not give back an endpoint's slots; they are free when their lease ends",
-				slog.String("endpoint", id), slog.Duration("lease", f.lease), slog.String("error", err.Error()))
+			f.giveBackFails.Fail(err, slog.String("endpoint", id), slog.String("meanwhile", "they are free when their lease ends"), slog.Duration("lease", f.lease))
+		} else {
+			f.giveBackFails.OK()
 		}
 	}
 }
@@ -154,8 +160,9 @@ func (f *fleetSlots) acquire(ctx context.Context, id string, held, want, capacit
 	granted, contenders, err := f.leaser.AcquireSlots(cctx, f.holderID(), id, held, want, capacity, f.lease)
 	cancel()
 	if err != nil {
-		f.logger.LogAttrs(ctx, slog.LevelWarn, "hookd could not lease slots of an endpoint; its jobs wait",
-			slog.String("endpoint", id), slog.String("error", err.Error()))
+		f.leaseFails.Fail(err, slog.String("endpoint", id), slog.String("meanwhile", "its jobs wait"))
+	} else {
+		f.leaseFails.OK()
 	}
 	// The lease ends lease after the leaser's clock read it, which is after sent: counted from
 	// sent it ends here no later than there.
@@ -239,10 +246,10 @@ func (f *fleetSlots) renew(ctx context.Context) {
 	renewed, err := f.leaser.RenewSlots(cctx, f.holderID(), ids, f.lease)
 	cancel()
 	if err != nil {
-		f.logger.LogAttrs(ctx, slog.LevelWarn, "hookd could not renew its endpoint slots; past their lease it admits no attempt on them",
-			slog.Int("endpoints", len(ids)), slog.String("error", err.Error()))
+		f.renewFails.Fail(err, slog.Int("endpoints", len(ids)), slog.String("meanwhile", "past their lease it admits no attempt on them"))
 		return
 	}
+	f.renewFails.OK()
 	f.states.renewed(ids, renewed, sent, sent.Add(f.lease))
 }
 

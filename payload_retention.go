@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/hookd/hookd/internal/outage"
 )
 
 // The payload sweep works as Svix's expired-message cleaner: it deletes expired payloads a batch
@@ -45,18 +47,22 @@ func (c *Client) sweepPayloads(ctx context.Context) {
 	})
 }
 
-// runPeriodically runs pass at once and then every idle until ctx ends; after a failure, which it
-// logs under what, it runs it again after retry. The background cleaners (payloads, retention)
-// share it.
+// runPeriodically runs pass at once and then every idle until ctx ends; after a failure it runs
+// it again after retry. Its failures are logged as an outage whose cause is what (package
+// outage): once, with summaries, not once per try. The background cleaners (payloads,
+// retention) share it.
 func (c *Client) runPeriodically(ctx context.Context, what string, idle, retry time.Duration, pass func(context.Context) error) {
+	fails := outage.New(c.cfg.Logger, nil).Cause(what)
 	for {
 		wait := idle
 		if err := pass(ctx); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			c.cfg.Logger.Error(what, "error", err)
+			fails.Fail(err)
 			wait = retry
+		} else {
+			fails.OK()
 		}
 		t := time.NewTimer(wait)
 		select {

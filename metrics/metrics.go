@@ -42,6 +42,12 @@
 //	                                                   running; scheduled: waiting for its time),
 //	                                                   read on each scrape (ReportQueue)
 //	hookd_store_up                                     gauge: 1 when this scrape read the backlog
+//	                                                   and, with ReportHealth, the database took
+//	                                                   writes; 0 when either failed
+//	hookd_health_up{part}                              gauge: 1 when the part works, 0 when it
+//	                                                   fails, as the health check finds it
+//	                                                   (ReportHealth): database, queue, and workers
+//	                                                   where they run
 //	hookd_build_info{version, revision, goversion}     gauge: always 1; the labels name the build
 //	hookd_retention_deleted_total{kind}                counter: rows the retention cleaner deleted:
 //	                                                   messages, deliveries or attempts (CountRetention)
@@ -57,7 +63,8 @@
 //
 // Counters start at zero with the process, every label value known in advance included. The
 // backlog families come from the store, so every process on one database reports the same backlog;
-// when the store cannot be read they are left out and hookd_store_up is 0. hookd_queue_jobs is left
+// when the store cannot be read they are left out and hookd_store_up is 0, as it is while the
+// database takes no writes (a full disk still answers reads). hookd_queue_jobs is left
 // out of a scrape that cannot read the queue. The circuits are each process's own. Endpoints get
 // series of their own up to Config.MaxEndpoints. The depth comes from a hookd.QueueDepther: the
 // sqlite and postgres stores' own queues, redisqueue, riverqueue and postgres.RiverQueue are.
@@ -79,6 +86,7 @@ import (
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/delivery"
 	"github.com/hookd/hookd/internal/buildinfo"
+	"github.com/hookd/hookd/internal/outage"
 )
 
 // Backlog reads the pending deliveries per endpoint; hookd.Store has it.
@@ -167,14 +175,23 @@ type Metrics struct {
 	retention func() hookd.RetentionCount
 	circuits  func() []string
 	queue     hookd.QueueDepther
+	health    func(context.Context) hookd.Health
+
+	// The reads of a scrape that fail, logged as outages (package outage): once, then a summary
+	// every 30 s, not a line per scrape.
+	backlogFails, queueFails *outage.Cause
 }
 
 // New returns Metrics whose backlog families read backlog (nil: no backlog families).
 func New(backlog Backlog, cfg *Config) *Metrics {
+	c := cfg.withDefaults()
+	out := outage.New(c.Logger, nil)
 	m := &Metrics{
-		backlog: backlog,
-		cfg:     cfg.withDefaults(),
-		reg:     prometheus.NewRegistry(),
+		backlog:      backlog,
+		cfg:          c,
+		reg:          prometheus.NewRegistry(),
+		backlogFails: out.Cause("metrics: read the backlog"),
+		queueFails:   out.Cause("metrics: read the queue's depth"),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hookd_attempts_total",
 			Help: "Attempts recorded, by trigger (scheduled, manual) and outcome (success, gone, throttled, redirect, failure, error: no response).",
@@ -271,6 +288,15 @@ func (m *Metrics) ReportQueue(q hookd.QueueDepther) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.queue = q
+}
+
+// ReportHealth makes each scrape check health, such as hookd.Client.Health, as hookd_health_up
+// (one series a part), and count a database that takes no writes as down in hookd_store_up;
+// without it hookd_health_up is left out and hookd_store_up reports the backlog's read alone.
+func (m *Metrics) ReportHealth(health func(context.Context) hookd.Health) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.health = health
 }
 
 // outcomeOf names an attempt's outcome as package delivery classifies its status; "error" when no

@@ -21,7 +21,10 @@ var (
 	endpointOldestDesc = prometheus.NewDesc("hookd_endpoint_oldest_pending_seconds",
 		"Age of one endpoint's oldest pending delivery.", []string{"app_id", "endpoint_id"}, nil)
 	storeUpDesc = prometheus.NewDesc("hookd_store_up",
-		"1 when this scrape read the backlog from the store.", nil, nil)
+		"1 when this scrape read the backlog from the store and the database took writes; 0 when either failed.", nil, nil)
+	healthUpDesc = prometheus.NewDesc("hookd_health_up",
+		"1 when the part works, 0 when it fails, as the health check (GET /api/v1/health) finds it: database, queue, and workers where they run.",
+		[]string{"part"}, nil)
 	circuitOpenDesc = prometheus.NewDesc("hookd_endpoint_circuit_open",
 		"1 when this process's circuit breaker holds back the endpoint's attempts, 0 when not; for open circuits and endpoints with pending deliveries.",
 		[]string{"app_id", "endpoint_id"}, nil)
@@ -61,7 +64,7 @@ type scrapeCollector struct {
 }
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{pendingDesc, oldestDesc, endpointPendingDesc, endpointOldestDesc, storeUpDesc, circuitOpenDesc, queueJobsDesc} {
+	for _, d := range []*prometheus.Desc{pendingDesc, oldestDesc, endpointPendingDesc, endpointOldestDesc, storeUpDesc, healthUpDesc, circuitOpenDesc, queueJobsDesc} {
 		ch <- d
 	}
 }
@@ -71,21 +74,44 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(c.ctx, m.cfg.ScrapeTimeout)
 	defer cancel()
 	m.mu.Lock()
-	circuits, queue := m.circuits, m.queue
+	circuits, queue, healthOf := m.circuits, m.queue, m.health
 	m.mu.Unlock()
 
+	// The health check runs beside the reads: each is bounded, and a scrape waits for the longer.
+	var (
+		health  hookd.Health
+		checked = make(chan struct{})
+	)
+	go func() {
+		defer close(checked)
+		if healthOf != nil {
+			health = healthOf(ctx)
+		}
+	}()
 	var pending, shown []hookd.PendingEndpoint
+	up := true // the store answered the scrape's reads, and took writes
 	if m.backlog != nil {
 		var err error
 		pending, err = m.backlog.PendingSummary(ctx)
 		if err != nil {
-			m.cfg.Logger.Warn("metrics: read the backlog", "error", err)
-			send(ch, storeUpDesc, prometheus.GaugeValue, 0)
-			pending = nil
+			m.backlogFails.Fail(err)
+			up, pending = false, nil
 		} else {
+			m.backlogFails.OK()
 			shown = m.collectBacklog(ch, pending)
-			send(ch, storeUpDesc, prometheus.GaugeValue, 1)
 		}
+	}
+	<-checked
+	if healthOf != nil {
+		up = up && health.Database == nil
+		send(ch, healthUpDesc, prometheus.GaugeValue, gauge(health.Database == nil), "database")
+		send(ch, healthUpDesc, prometheus.GaugeValue, gauge(health.Queue == nil), "queue")
+		if health.Working {
+			send(ch, healthUpDesc, prometheus.GaugeValue, gauge(health.Workers == nil), "workers")
+		}
+	}
+	if m.backlog != nil || healthOf != nil {
+		send(ch, storeUpDesc, prometheus.GaugeValue, gauge(up))
 	}
 	if circuits != nil {
 		m.collectCircuits(ch, circuits(), pending, shown)
@@ -156,9 +182,10 @@ func (m *Metrics) collectCircuits(ch chan<- prometheus.Metric, open []string, pe
 func (m *Metrics) collectQueue(ctx context.Context, ch chan<- prometheus.Metric, q hookd.QueueDepther) {
 	depths, err := q.QueueDepth(ctx)
 	if err != nil {
-		m.cfg.Logger.Warn("metrics: read the queue's depth", "error", err)
+		m.queueFails.Fail(err)
 		return
 	}
+	m.queueFails.OK()
 	for _, l := range lanes {
 		var d hookd.LaneDepth
 		for _, x := range depths {
@@ -180,6 +207,14 @@ func send(ch chan<- prometheus.Metric, desc *prometheus.Desc, typ prometheus.Val
 		m = prometheus.NewInvalidMetric(desc, err)
 	}
 	ch <- m
+}
+
+// gauge is 1 for true, 0 for false.
+func gauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // age is how long ago p's oldest pending delivery was created, in seconds, never below 0.

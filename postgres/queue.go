@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/jobqueue"
+	"github.com/hookd/hookd/internal/outage"
 )
 
 // Queue is the store's own hookd.Queue: jobs are rows in the store's database, written in the
@@ -63,14 +64,16 @@ import (
 // is still on its way. The lanes' polls catch what a notification missed.
 type Queue struct {
 	s        *Store
-	logger   *slog.Logger
 	channel  string // the NOTIFY channel of the schema
 	driver   *claimsDriver
 	engine   *jobqueue.Engine[claimRef]
 	notifier notifier
 }
 
-var _ hookd.Queue = (*Queue)(nil)
+var (
+	_ hookd.Queue              = (*Queue)(nil)
+	_ hookd.QueueHealthChecker = (*Queue)(nil)
+)
 
 // Queue settings of PostgreSQL's own. See the type's documentation.
 const (
@@ -90,10 +93,11 @@ func (s *Store) NewQueue(cfg *hookd.QueueConfig) (hookd.Queue, error) {
 		return nil, fmt.Errorf("postgres queue: %w", err)
 	}
 	channel := notifyChannel(s.schema)
-	d := &claimsDriver{s: s, logger: s.logger, lease: timeout + leaseGrace, channel: channel}
-	q := &Queue{s: s, logger: s.logger, channel: channel, driver: d,
+	out := outage.New(s.logger, nil)
+	d := &claimsDriver{s: s, listens: out.Cause("postgres queue: listen for new jobs"), lease: timeout + leaseGrace, channel: channel}
+	q := &Queue{s: s, channel: channel, driver: d,
 		engine: jobqueue.New(d, jobqueue.Config{Name: "postgres queue", Logger: s.logger, Workers: workers, JobTimeout: timeout, MaxFetch: maxClaim})}
-	q.notifier = notifier{q: q}
+	q.notifier = notifier{q: q, fails: out.Cause("postgres queue: announce new jobs")}
 	return q, nil
 }
 
@@ -191,6 +195,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Job) er
 // a process that only serves the API announces the jobs it writes to the workers of others.
 type notifier struct {
 	q       *Queue
+	fails   *outage.Cause // logged once with summaries (package outage)
 	mu      sync.Mutex
 	pending [3]bool // by jobqueue.LaneIndex
 	sending bool
@@ -230,8 +235,9 @@ func (n *notifier) send() {
 		_, err := n.q.s.asyncPool.Exec(ctx, `SELECT pg_notify($1, lane) FROM unnest($2::text[]) AS lanes (lane)`, n.q.channel, lanes)
 		cancel()
 		if err != nil {
-			// The other processes find the jobs at their next poll.
-			n.q.logger.LogAttrs(context.Background(), slog.LevelWarn, "hookd queue: announcing new jobs failed", slog.String("error", err.Error()))
+			n.fails.Fail(err, slog.String("meanwhile", "the other processes find the jobs at their next poll"))
+		} else {
+			n.fails.OK()
 		}
 	}
 }
@@ -277,6 +283,13 @@ func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 		return invalid("handler", "is nil")
 	}
 	return q.engine.Start(ctx, h)
+}
+
+// QueueHealth tells hookd.Client.Health whether the workers make progress (see
+// internal/jobqueue's Engine.Health); the jobs are in the store's database, which the client
+// checks itself.
+func (q *Queue) QueueHealth(context.Context) hookd.QueueHealth {
+	return hookd.QueueHealth{Workers: q.engine.Health()}
 }
 
 // Stop stops fetching jobs and waits for the jobs in flight until ctx ends. Jobs still running

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/jobqueue"
+	"github.com/hookd/hookd/internal/outage"
 )
 
 // claimsDriver is the queue engine's driver over the schema's hookd_jobs (jobqueue.Driver and
@@ -19,7 +20,7 @@ import (
 // claim still holds, and a listener hears of the jobs other processes enqueue.
 type claimsDriver struct {
 	s        *Store
-	logger   *slog.Logger
+	listens  *outage.Cause // the listener's failures, logged once with summaries (package outage)
 	lease    time.Duration
 	channel  string // the NOTIFY channel of the schema
 	onListen func() // tests: called each time the listener starts listening
@@ -217,8 +218,7 @@ func (d *claimsDriver) Listen(ctx context.Context, wake func(hookd.Lane)) {
 		if ctx.Err() != nil {
 			return
 		}
-		d.logger.LogAttrs(ctx, slog.LevelWarn, "hookd queue: listening for new jobs failed; polling until it reconnects",
-			slog.String("error", err.Error()), slog.Duration("retry_in", listenRetry))
+		d.listens.Fail(err, slog.String("meanwhile", "polling until it reconnects"), slog.Duration("retry_in", listenRetry))
 		select {
 		case <-ctx.Done():
 			return
@@ -236,6 +236,7 @@ func (d *claimsDriver) listenOnce(ctx context.Context, wake func(hookd.Lane)) er
 	if _, err := c.Exec(ctx, "LISTEN "+pgx.Identifier{d.channel}.Sanitize()); err != nil {
 		return err
 	}
+	d.listens.OK()
 	if d.onListen != nil {
 		d.onListen()
 	}

@@ -67,6 +67,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/drain"
+	"github.com/hookd/hookd/internal/outage"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -99,6 +100,11 @@ type Queue struct {
 	tm        timing
 	logger    *slog.Logger
 	redisURL  string // redacted, for messages
+	// The outages of the enqueues after commit and of the sweeper, each logged once with
+	// summaries (package outage). asynqFails holds asynq's warnings and errors (asynqLogger)
+	// and go-redis's lines (ClientLogger), ended by redisBack.
+	enqueueFails, sweepFails *outage.Cause
+	asynqFails               *outage.Log
 
 	mu     sync.Mutex // serializes Start, Stop and Close
 	run    *run       // the running queue; nil when stopped
@@ -131,18 +137,25 @@ func New(redisURL string, store hookd.Store, qcfg *hookd.QueueConfig, cfg *Confi
 	if !ok {
 		return nil, fmt.Errorf("redisqueue: asynq made a Redis client of type %T", opt.MakeRedisClient())
 	}
+	out := outage.New(conf.Logger, nil)
 	return &Queue{
-		rdb:       rdb,
-		client:    asynq.NewClientFromRedisClient(rdb),
-		inspector: asynq.NewInspectorFromRedisClient(rdb),
-		store:     store,
-		cfg:       conf,
-		workers:   workers,
-		tm:        newTiming(conf, jobTimeout),
-		logger:    conf.Logger,
-		redisURL:  redactURL(redisURL),
+		enqueueFails: out.Cause("redis queue: enqueue after commit"),
+		sweepFails:   out.Cause("redis queue: sweep"),
+		asynqFails:   outage.New(conf.Logger, nil),
+		rdb:          rdb,
+		client:       asynq.NewClientFromRedisClient(rdb),
+		inspector:    asynq.NewInspectorFromRedisClient(rdb),
+		store:        store,
+		cfg:          conf,
+		workers:      workers,
+		tm:           newTiming(conf, jobTimeout),
+		logger:       conf.Logger,
+		redisURL:     redactURL(redisURL),
 	}, nil
 }
+
+// redisBack ends asynq's outages: Redis answered a call.
+func (q *Queue) redisBack() { q.asynqFails.OK() }
 
 // Namespace returns the queue's namespace (Config.Namespace).
 func (q *Queue) Namespace() string { return q.cfg.Namespace }
@@ -182,8 +195,11 @@ func (q *Queue) enqueueCommitted(ctx context.Context, jobs []hookd.Job) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterCommitTimeout)
 	defer cancel()
 	if _, err := q.enqueueAll(ctx, jobs); err != nil {
-		q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd jobs not enqueued after commit; the sweeper will enqueue them",
-			slog.Int("jobs", len(jobs)), slog.Duration("sweep_after", q.cfg.SweepAfter), slog.String("error", err.Error()))
+		q.enqueueFails.Fail(err, slog.Int("jobs", len(jobs)), slog.String("meanwhile", "the sweeper enqueues them"),
+			slog.Duration("sweep_after", q.cfg.SweepAfter))
+	} else {
+		q.enqueueFails.OK()
+		q.redisBack()
 	}
 }
 
@@ -264,7 +280,7 @@ func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 		return fmt.Errorf("redisqueue: start: reach Redis at %s: %w", q.redisURL, err)
 	}
 	r := newRun(q, ctx, h)
-	logger, level := newAsynqLogger(q.logger)
+	logger, level := newAsynqLogger(q.logger, q.asynqFails)
 	for _, l := range lanes {
 		srv := asynq.NewServerFromRedisClient(q.rdb, asynq.Config{
 			Concurrency:              q.workers[l],

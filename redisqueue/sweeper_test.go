@@ -292,7 +292,7 @@ func TestEnqueueFailureAfterCommitIsLeftToSweeper(t *testing.T) {
 	mu.Lock()
 	log := logged.String()
 	mu.Unlock()
-	if !strings.Contains(log, "level=WARN") || !strings.Contains(log, "the sweeper will enqueue them") {
+	if !strings.Contains(log, "level=WARN") || !strings.Contains(log, "the sweeper enqueues them") {
 		t.Errorf("the failed enqueue was not logged at Warn; log: %q", log)
 	}
 

@@ -217,10 +217,14 @@ func (r *run) startSweeper() {
 			case ctx.Err() != nil:
 				return
 			case err != nil:
-				r.q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd sweep failed", slog.Int("enqueued", n), slog.String("error", err.Error()))
+				r.q.sweepFails.Fail(err, slog.Int("enqueued", n))
 			case n > 0:
+				r.q.sweepFails.OK()
+				r.q.redisBack()
 				r.q.logger.LogAttrs(ctx, slog.LevelInfo, "hookd sweep enqueued pending deliveries that had no job",
 					slog.Int("enqueued", n), slog.Duration("sweep_after", r.q.cfg.SweepAfter))
+			default:
+				r.q.sweepFails.OK() // it may not have reached Redis: asynq's outages stay
 			}
 			t := time.NewTimer(r.q.cfg.SweepInterval)
 			select {

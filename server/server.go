@@ -21,6 +21,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -30,6 +31,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/outage"
 	"github.com/hookd/hookd/internal/route"
 )
 
@@ -58,6 +60,10 @@ type Server struct {
 	publicURL *url.URL
 	// patterns are the routes registered, "METHOD /path/{param}", in order (for the tests).
 	patterns []string
+	healthz  *Health // GET /api/v1/health (health_handlers.go)
+	// unavailable logs the requests refused because the database is unavailable as one outage
+	// (package outage), not a line each: clients retry, and an outage would flood the log.
+	unavailable *outage.Cause
 }
 
 // New returns the API over client.
@@ -66,7 +72,8 @@ func New(client *hookd.Client, cfg *Config) (*Server, error) {
 	if c.Auth == nil {
 		return nil, errMissingAuth
 	}
-	s := &Server{client: client, cfg: c, mux: http.NewServeMux()}
+	s := &Server{client: client, cfg: c, mux: http.NewServeMux(), healthz: NewHealth(client, c.Logger),
+		unavailable: outage.New(c.Logger, nil).Cause("API: database unavailable")}
 	if c.PublicURL != "" {
 		u, err := ParsePublicURL(c.PublicURL)
 		if err != nil {
@@ -142,13 +149,20 @@ func (s *Server) handle(rt apiRoute) {
 			}
 		}
 		s.idempotent(w, r, rc, serve) // a POST with Idempotency-Key: idempotency.go
+		if w.status < http.StatusInternalServerError && accessOf(pattern) != reads {
+			s.unavailable.OK() // a write went through: reads answer on a full disk too
+		}
 	})
 }
 
 // fail answers err (see writeError), logging it first when it is the server's fault rather than
-// the caller's.
+// the caller's: a request refused because the database is unavailable as part of an outage, any
+// other one a line each.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if isInternal(err) {
+	switch {
+	case errors.Is(err, hookd.ErrUnavailable):
+		s.unavailable.Fail(err, slog.String("method", r.Method), slog.String("path", r.URL.Path))
+	case isInternal(err):
 		s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	}
 	writeError(w, err)

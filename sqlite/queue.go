@@ -47,7 +47,10 @@ type Queue struct {
 	engine *jobqueue.Engine[jobRef]
 }
 
-var _ hookd.Queue = (*Queue)(nil)
+var (
+	_ hookd.Queue              = (*Queue)(nil)
+	_ hookd.QueueHealthChecker = (*Queue)(nil)
+)
 
 // ErrQueueRunning is returned by Start when a queue of the store is already running: one
 // process works a file's jobs through one queue.
@@ -150,6 +153,13 @@ func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 		return fmt.Errorf("sqlite queue: start: %w", ErrQueueRunning)
 	}
 	return err
+}
+
+// QueueHealth tells hookd.Client.Health whether the workers make progress (see
+// internal/jobqueue's Engine.Health); the jobs are in the store's file, which the client checks
+// itself.
+func (q *Queue) QueueHealth(context.Context) hookd.QueueHealth {
+	return hookd.QueueHealth{Workers: q.engine.Health()}
 }
 
 // Stop stops fetching jobs and waits for the jobs in flight until ctx ends. Jobs still running

@@ -17,6 +17,7 @@ import (
 	"github.com/hookd/hookd/postgres"
 	"github.com/hookd/hookd/redisqueue"
 	"github.com/hookd/hookd/sqlite"
+	"github.com/redis/go-redis/v9"
 )
 
 // This file opens what --db and --queue name: the store (SQLite or PostgreSQL) and, with
@@ -61,6 +62,8 @@ func openQueue(cfg *serveConfig, store hookd.Store, jobTimeout time.Duration, lo
 	if err != nil {
 		return nil, err
 	}
+	// go-redis's own lines (a failed dial each) go through the queue's outage log, not stderr.
+	redis.SetLogger(q.ClientLogger())
 	return q, nil
 }
 

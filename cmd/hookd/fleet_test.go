@@ -182,12 +182,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startProcess starts bin serve with args and waits until it listens. When the test ends, it
-// kills it and checks its stderr for secrets (checkServeLogs).
+// startProcess starts bin serve with args, logging at warn, and waits until it listens. When
+// the test ends, it kills it and checks its stderr for secrets (checkServeLogs).
 func startProcess(t testing.TB, bin string, args ...string) *fleetProcess {
 	t.Helper()
+	return startProcessAt(t, bin, "warn", args...)
+}
+
+// startProcessAt is startProcess logging at level (HOOKD_LOG_LEVEL).
+func startProcessAt(t testing.TB, bin, level string, args ...string) *fleetProcess {
+	t.Helper()
 	p := &fleetProcess{cmd: exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...), ended: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "HOOKD_LOG_LEVEL=warn")
+	p.cmd.Env = append(os.Environ(), "HOOKD_LOG_LEVEL="+level)
 	secrets := serveSecrets(args)
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
@@ -248,7 +254,8 @@ func TestFleetSurvivesSIGKILL(t *testing.T) {
 	api := startProcess(t, bin, append([]string{"--role", "api"}, common...)...)
 	w1 := startProcess(t, bin, append([]string{"--role", "worker", "--workers", fmt.Sprint(workers)}, common...)...)
 	w2 := startProcess(t, bin, append([]string{"--role", "worker", "--workers", fmt.Sprint(workers)}, common...)...)
-	mustCall(t, http.StatusNoContent, http.MethodGet, w1.url+"/api/v1/health", "", "")
+	mustCall(t, http.StatusOK, http.MethodGet, w1.url+"/api/v1/health", "", "")
+	mustCall(t, http.StatusNoContent, http.MethodGet, w1.url+"/api/v1/health/ping", "", "")
 	if code, _ := call(t, http.MethodGet, w1.url+"/api/v1/app", testAdminToken, ""); code != http.StatusNotFound {
 		t.Errorf("a worker process answers the API: GET /api/v1/app is %d, want 404", code)
 	}

@@ -124,6 +124,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	}
 	m.CountRetention(client.RetentionDeleted)
 	m.ReportCircuits(client.OpenCircuits)
+	m.ReportHealth(client.Health)
 	if d, ok := client.Queue().(hookd.QueueDepther); ok {
 		m.ReportQueue(d)
 	}
@@ -154,8 +155,10 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	}
 	var generated string
 	if cfg.role == roleWorker {
-		mux.HandleFunc("/api/v1/health/", workerHealth)
-		mux.HandleFunc("/api/v1/health", workerHealth)
+		// No API: the health checks alone, of what this process depends on.
+		health := server.NewHealth(client, logger)
+		mux.Handle("/api/v1/health/", health)
+		mux.Handle("/api/v1/health", health)
 	} else {
 		var auth *server.TokenAuth
 		auth, generated, err = server.NewTokenAuth(ctx, store, cfg.token, time.Now)
@@ -226,16 +229,6 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 	}
 	logger.Info("stopped")
 	return nil
-}
-
-// workerHealth answers the health check of a worker process, which serves no API.
-func workerHealth(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, `{"code":"method_not_allowed","detail":"use GET"}`, http.StatusMethodNotAllowed)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // shutdown stops the HTTP server (requests in flight get shutdownTimeout) and then the client

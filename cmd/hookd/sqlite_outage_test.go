@@ -71,20 +71,26 @@ func TestServeSQLiteUnwritable(t *testing.T) {
 
 // serveOutage runs "hookd serve" on the SQLite file at path and takes it through an outage of the
 // file: 20 sends accepted, to an endpoint limited to 10 a second so that their deliveries run on
-// through the outage; breakIt; for at least 2 s, sends until five answer 503 (each with
-// Retry-After and a JSON error; none may answer anything but 202 or 503), while a list still
-// answers 200 and the workers' writes fail; fixIt; 20 sends accepted at once. Then every accepted
-// message reaches the receiver on 127.0.0.1 and its delivery is recorded as delivered (the workers
-// resumed by themselves), hookd stops cleanly on SIGTERM, and the file passes PRAGMA
-// integrity_check and holds exactly the accepted messages (by their eventId), each with its
-// delivery.
+// through the outage; breakIt; for at least 10 s, sends until five answer 503 (each with
+// Retry-After and a JSON error; none may answer anything but 202 or 503), while GET
+// /api/v1/health answers non-2xx within 10 s naming the part that failed, hookd_store_up reads 0,
+// a list still answers 200 and the workers' writes fail; fixIt; health answers 2xx again within
+// 10 s and hookd_store_up 1; 20 sends accepted at once. Then every accepted message reaches the
+// receiver on 127.0.0.1 and its delivery is recorded as delivered (the workers resumed by
+// themselves); the log from breakIt on holds, for each cause, at most a line when it began, one
+// when it ended and a summary every 30 s (checkOutageLines); hookd stops cleanly on SIGTERM, and
+// the file passes PRAGMA integrity_check and holds exactly the accepted messages (by their
+// eventId), each with its delivery. The file holds only the role all: split roles need PostgreSQL.
 func serveOutage(t *testing.T, path string, breakIt, fixIt func() error) {
 	t.Helper()
 	bin := buildHookd(t)
 	recv := newFleetReceiver()
 	t.Cleanup(recv.srv.Close)
-	p := startProcess(t, bin, "--db", "sqlite:"+path, "--token", testAdminToken, "--allow-subnets", "127.0.0.0/8", "--timeout", "2s")
+	p := startProcessAt(t, bin, "info", "--db", "sqlite:"+path, "--token", testAdminToken, "--allow-subnets", "127.0.0.0/8", "--timeout", "2s")
 	mustCall(t, http.StatusCreated, http.MethodPost, p.url+"/api/v1/app", testAdminToken, `{"name":"outage","uid":"outage"}`)
+	if code, body := healthOf(p.url); code != http.StatusOK {
+		t.Fatalf("health before the outage: %d %s", code, body)
+	}
 	// At 10 a second, the deliveries of the sends before the outage are still running during it:
 	// the workers' writes (attempts, throttled jobs put off) fail too.
 	mustCall(t, http.StatusCreated, http.MethodPost, p.url+"/api/v1/app/outage/endpoint", testAdminToken, fmt.Sprintf(`{"url":"%s/o","rateLimit":10}`, recv.srv.URL))
@@ -132,18 +138,34 @@ func serveOutage(t *testing.T, path string, breakIt, fixIt func() error) {
 	if err := breakIt(); err != nil {
 		t.Fatalf("break the file: %v", err)
 	}
-	began := time.Now()
-	for statuses["down"][http.StatusServiceUnavailable] < 5 || time.Since(began) < 2*time.Second {
+	// For 10 s, sends until five answer 503; health goes non-2xx within healthBound, naming the
+	// part that failed, and hookd_store_up 0; the log has a line when each cause began, not one
+	// per failure.
+	began, logFrom := time.Now(), lineCount(p)
+	var red time.Duration // when health first answered non-2xx; 0: not yet
+	redBody := ""
+	for statuses["down"][http.StatusServiceUnavailable] < 5 || time.Since(began) < 10*time.Second || red == 0 {
 		if t.Failed() || time.Since(began) > 20*time.Second {
-			t.Fatalf("sends while the file was broken, for %s: %v (status: count); want five 503s", time.Since(began).Round(time.Millisecond), statuses["down"])
+			t.Fatalf("sends while the file was broken, for %s: %v (status: count), want five 503s; health non-2xx after %s (0: never): %s",
+				time.Since(began).Round(time.Millisecond), statuses["down"], red, redBody)
 		}
 		send("down")
+		if red == 0 {
+			if code, body := healthOf(p.url); code < 200 || code > 299 {
+				red, redBody = time.Since(began), fmt.Sprintf("%d %s", code, body)
+			}
+		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	t.Logf("health answered non-2xx %s after the file broke: %s", red.Round(100*time.Millisecond), redBody)
+	if red > healthBound || !strings.Contains(redBody, `"status":"error","reason":`) {
+		t.Errorf("health answered %s %s after the file broke; want non-2xx within %s naming the part that failed", redBody, red, healthBound)
+	}
+	waitStoreUp(t, p.url, "0")
 	mustCall(t, http.StatusOK, http.MethodGet, p.url+"/api/v1/app/outage/msg?limit=5", testAdminToken, "")
 	workerFailures := 0
 	for _, l := range strings.Split(p.log(), "\n") {
-		if strings.Contains(l, "record attempt") || strings.Contains(l, "hookd job failed") || strings.Contains(l, "writing job outcomes failed") {
+		if strings.Contains(l, "record attempts") || strings.Contains(l, "hookd job failed") || strings.Contains(l, "write job outcomes") || strings.Contains(l, "jobs failing") {
 			workerFailures++
 		}
 	}
@@ -153,16 +175,19 @@ func serveOutage(t *testing.T, path string, breakIt, fixIt func() error) {
 	if err := fixIt(); err != nil {
 		t.Fatalf("fix the file: %v", err)
 	}
+	fixed := time.Now()
+	watchHealth(map[string]*fleetProcess{"hookd serve": p}).waitFor(t, "the file mended", fixed, true)
+	waitStoreUp(t, p.url, "1")
 	for range 20 {
 		if code := send("after"); code != http.StatusAccepted {
 			t.Fatalf("send after the outage: %d", code)
 		}
 	}
-	t.Logf("sends before: %v; while the file was broken: %v; after: %v (status: count); %d failed writes of the workers in hookd's log",
+	t.Logf("sends before: %v; while the file was broken: %v; after: %v (status: count); %d lines of the workers' failed writes in hookd's log",
 		statuses["before"], statuses["down"], statuses["after"], workerFailures)
 	for _, l := range strings.Split(p.log(), "\n") {
-		if strings.Contains(l, "request failed") {
-			t.Logf("the first refused send, in hookd's log: %s", l)
+		if strings.Contains(l, "API: database unavailable") {
+			t.Logf("the refused sends, in hookd's log: %s", l)
 			break
 		}
 	}
@@ -198,6 +223,12 @@ func serveOutage(t *testing.T, path string, breakIt, fixIt func() error) {
 	db.Close()
 	_, repeats := recv.distinct()
 	t.Logf("every accepted message arrived and was recorded; %d repeated requests at the receiver", repeats)
+
+	// The log of the outage, until every delivery was done: for each cause one line when it
+	// began, one when it ended, a summary every 30 s.
+	lasted := fixed.Sub(began)
+	all, outages := checkOutageLines(t, "hookd serve", linesSince(p, logFrom), lasted)
+	t.Logf("%d lines logged from the file breaking to every delivery done, %d of them of outages (an outage of %s)", all, outages, lasted.Round(time.Second))
 
 	// hookd stops cleanly, and leaves the file intact, holding the accepted messages and no other.
 	p.terminate(t, 30*time.Second)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/drain"
+	"github.com/hookd/hookd/internal/outage"
 )
 
 // Queue timing and policy. See the package documentation.
@@ -66,6 +67,14 @@ type Engine[R any] struct {
 	lanes    [3]*lane
 	fin      *finisher[R]
 
+	// The outages of the loops, each logged once with summaries (package outage), and read by
+	// Health.
+	fetchFails  *outage.Cause // a lane's Fetch
+	settleFails *outage.Cause // a Settle of outcomes
+	jobFails    *outage.Cause // a job whose handler failed with hookd.ErrUnavailable
+	// fetchStall and busyStall are Health's FetchStall and BusyStall; tests shorten them.
+	fetchStall, busyStall time.Duration
+
 	mu      sync.Mutex // serializes Start and Stop
 	running bool
 	stop    chan struct{}      // closed by Stop: the loops end
@@ -78,10 +87,15 @@ type Engine[R any] struct {
 
 // New returns a stopped engine over d.
 func New[R any](d Driver[R], cfg Config) *Engine[R] {
-	e := &Engine[R]{name: cfg.Name, driver: d, logger: cfg.Logger, timeout: cfg.JobTimeout, maxFetch: cfg.MaxFetch, idle: make(chan func())}
+	e := &Engine[R]{name: cfg.Name, driver: d, logger: cfg.Logger, timeout: cfg.JobTimeout, maxFetch: cfg.MaxFetch, idle: make(chan func()),
+		fetchStall: FetchStall, busyStall: BusyStall}
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)
 	}
+	out := outage.New(e.logger, nil)
+	e.fetchFails = out.Cause(e.name + ": fetch jobs")
+	e.settleFails = out.Cause(e.name + ": write job outcomes")
+	e.jobFails = out.Cause(e.name + ": jobs failing, database unavailable")
 	for i, l := range Lanes {
 		poll := PollInterval
 		if l == hookd.LaneFirst {
@@ -130,7 +144,10 @@ func (e *Engine[R]) Start(ctx context.Context, h hookd.JobHandler) error {
 	e.stop, e.cancel, e.running = stop, cancel, true
 	e.fin.start()
 	run := &slots{}
+	now := time.Now().UnixNano()
 	for _, ln := range e.lanes {
+		ln.hadFree.Store(now)
+		ln.ended.Store(now)
 		e.loop(func() { e.fetchLoop(jobCtx, stop, run, ln, h) })
 	}
 	if l, ok := e.driver.(Listener); ok {
@@ -199,14 +216,14 @@ func (e *Engine[R]) stopIf(ctx context.Context, stop chan struct{}) error {
 	return err
 }
 
-// settle is the finisher's flush: one Settle of the batch.
+// settle is the finisher's flush: one Settle of the batch. A failure is logged as an outage,
+// once with summaries, not once per try.
 func (e *Engine[R]) settle(batch []Outcome[R]) error {
-	ctx := context.Background()
-	if err := e.driver.Settle(ctx, batch); err != nil {
-		e.logger.LogAttrs(ctx, slog.LevelWarn, "hookd queue: writing job outcomes failed; trying again",
-			slog.Int("jobs", len(batch)), slog.String("error", err.Error()))
+	if err := e.driver.Settle(context.Background(), batch); err != nil {
+		e.settleFails.Fail(err, slog.Int("jobs", len(batch)))
 		return err
 	}
+	e.settleFails.OK()
 	return nil
 }
 

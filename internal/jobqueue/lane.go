@@ -2,19 +2,26 @@ package jobqueue
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/sqlcodec"
 )
 
-// lane is one lane's settings and its wake-up. Its slots belong to a run (slots).
+// lane is one lane's settings, its wake-up, and the times Health reads. Its slots belong to a
+// run (slots).
 type lane struct {
 	name    hookd.Lane
 	workers int
 	poll    time.Duration
 	wake    signal // fetch now rather than at the next poll
+
+	fetching atomic.Int64 // when the Fetch in flight began (Unix ns); 0: none is
+	hadFree  atomic.Int64 // when a fetch last found a free slot (Unix ns)
+	ended    atomic.Int64 // when a job last ended (Unix ns)
 }
 
 // fetchLoop fetches jobs into ln's free slots until stop is closed: at once, then whenever ln is
@@ -58,6 +65,9 @@ func (e *Engine[R]) fetch(ctx context.Context, run *slots, ln *lane, h hookd.Job
 	i := LaneIndex(ln.name)
 	run.mu.Lock()
 	free := ln.workers - run.busy[i]
+	if free > 0 {
+		ln.hadFree.Store(time.Now().UnixNano())
+	}
 	if e.maxFetch > 0 {
 		free = min(free, e.maxFetch)
 	}
@@ -66,9 +76,14 @@ func (e *Engine[R]) fetch(ctx context.Context, run *slots, ln *lane, h hookd.Job
 	if free <= 0 {
 		return false
 	}
+	ln.fetching.Store(time.Now().UnixNano())
 	jobs, err := e.driver.Fetch(ctx, ln.name, free, time.Now().Add(2*ln.poll))
-	if err != nil && ctx.Err() == nil {
-		e.logger.LogAttrs(ctx, slog.LevelWarn, "hookd queue: fetching jobs failed", slog.String("lane", string(ln.name)), slog.String("error", err.Error()))
+	ln.fetching.Store(0)
+	switch {
+	case err == nil:
+		e.fetchFails.OK()
+	case ctx.Err() == nil:
+		e.fetchFails.Fail(err, slog.String("lane", string(ln.name)))
 	}
 	jobs = jobs[:min(len(jobs), free)]
 	run.mu.Lock()
@@ -92,6 +107,7 @@ func (e *Engine[R]) run(ctx context.Context, run *slots, ln *lane, j Job[R], h h
 	run.mu.Lock()
 	run.busy[LaneIndex(ln.name)]--
 	run.mu.Unlock()
+	ln.ended.Store(time.Now().UnixNano())
 	ln.wake.raise()
 	e.fin.add(out)
 }
@@ -119,10 +135,16 @@ func (e *Engine[R]) work(ctx context.Context, j Job[R], h hookd.JobHandler) Outc
 		e.logger.LogAttrs(ctx, slog.LevelError, "hookd job failed too often; dropped",
 			slog.String("delivery_id", j.DeliveryID), slog.Int("attempt", j.Attempt),
 			slog.Int("failures", v.failures), slog.String("error", err.Error()))
+	case v.failures > j.Failures && errors.Is(err, hookd.ErrUnavailable):
+		// Every job fails alike while the database is away: one outage, not a line a job.
+		e.jobFails.Fail(err, slog.String("delivery_id", j.DeliveryID), slog.Int("attempt", j.Attempt))
 	case v.failures > j.Failures:
 		e.logger.LogAttrs(ctx, slog.LevelWarn, "hookd job failed; retrying",
 			slog.String("delivery_id", j.DeliveryID), slog.Int("attempt", j.Attempt),
 			slog.Int("failures", v.failures), slog.Duration("retry_in", v.delay), slog.String("error", err.Error()))
+	}
+	if v.failures == j.Failures {
+		e.jobFails.OK()
 	}
 	out := Outcome[R]{Result: v.result, Failures: v.failures}
 	if v.result != Done {
