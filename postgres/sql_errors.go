@@ -58,9 +58,11 @@ func unavailable(err error) error {
 	return fmt.Errorf("%w: %w", hookd.ErrUnavailable, err)
 }
 
-// unreachable reports whether err says the database could not be reached or the connection was
-// lost: a failed connect, a network error, the server shutting down or refusing connections
-// (SQLSTATE classes 08 and 57P).
+// unreachable reports whether err says the database could not be reached or cannot take the work
+// now: a failed connect, a lost connection, a network error, the server shutting down or refusing
+// connections (SQLSTATE classes 08 and 57P), out of a resource (class 53: a full disk, memory,
+// connections) or failing to read or write its files (58030). Each passes once the server, its
+// disk or its load is mended, so the API answers 503 and the queue tries again.
 func unreachable(err error) bool {
 	var (
 		ce *pgconn.ConnectError
@@ -69,7 +71,8 @@ func unreachable(err error) bool {
 	)
 	switch {
 	case errors.As(err, &pe):
-		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P") ||
+			strings.HasPrefix(pe.Code, "53") || pe.Code == "58030"
 	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
 		return true

@@ -24,6 +24,9 @@ func TestClassifyUnavailable(t *testing.T) {
 		{&pgconn.PgError{Code: "57P01"}, true}, // admin_shutdown
 		{&pgconn.PgError{Code: "57P03"}, true}, // cannot_connect_now
 		{&pgconn.PgError{Code: "08006"}, true}, // connection_failure
+		{&pgconn.PgError{Code: "53100"}, true}, // disk_full
+		{&pgconn.PgError{Code: "53300"}, true}, // too_many_connections
+		{&pgconn.PgError{Code: "58030"}, true}, // io_error
 		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, true},
 		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
 		{syscall.ECONNRESET, true},
