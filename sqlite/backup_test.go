@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -197,5 +198,60 @@ func TestBackupCancelled(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "*copy.db*")); len(left) > 0 {
 		t.Errorf("files left: %v", left)
+	}
+}
+
+// TestWALShrinksAfterLongRead: while a read transaction (a backup's) holds its snapshot, the WAL
+// grows past 64 MiB with the writes beside it; once the read ends, the writes that follow bring
+// the -wal file back to 64 MiB at most (journal_size_limit).
+func TestWALShrinksAfterLongRead(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "hookd.db")
+	s := open(t, path)
+	if _, err := s.DB().ExecContext(ctx, `CREATE TABLE app_blobs (id INTEGER PRIMARY KEY, body BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	rtx, err := reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := rtx.QueryRowContext(ctx, `SELECT count(*) FROM hookd_migrations`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	write := func(rows int) {
+		t.Helper()
+		for range rows {
+			if _, err := s.DB().ExecContext(ctx, `INSERT OR REPLACE INTO app_blobs (id, body) VALUES (abs(random()) % 64, randomblob(1048576))`); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	walSize := func() int64 {
+		t.Helper()
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	const limit = 64 << 20
+	write(100)
+	grown := walSize()
+	if grown <= limit {
+		t.Fatalf("the WAL is %d bytes with a read open, want it past %d: the test does not hold the WAL", grown, limit)
+	}
+	if err := rtx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	write(40)
+	if got := walSize(); got > limit {
+		t.Errorf("the WAL is %d bytes after the read ended and more writes (%d while it was open), want at most %d", got, grown, limit)
 	}
 }
