@@ -57,8 +57,12 @@ var (
 var ErrQueueRunning = errors.New("sqlite: a queue of this store is already running")
 
 // NewQueue returns the store's queue, sized by cfg (nil: defaults). EnqueueTx works at once;
-// jobs are worked after Start. Only one queue of a store may run at a time.
+// jobs are worked after Start. Only one queue of a store may run at a time, and none of a store
+// opened beside the process that holds the file (ErrBeside).
 func (s *Store) NewQueue(cfg *hookd.QueueConfig) (hookd.Queue, error) {
+	if s.beside {
+		return nil, fmt.Errorf("sqlite queue: %w", ErrBeside)
+	}
 	workers, timeout, err := cfg.Resolve()
 	if err != nil {
 		return nil, fmt.Errorf("sqlite queue: %w", err)

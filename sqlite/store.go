@@ -32,10 +32,33 @@
 // through four more connections, which WAL lets read beside the writer.
 //
 // One process at a time opens a file (Open takes an exclusive lock on <file>.lock; a second gets
-// ErrLocked): the queue keeps which jobs are running in that process's memory.
+// ErrLocked): the queue keeps which jobs are running in that process's memory. Maintenance may
+// open the file beside that process (see below).
 //
 // Apps may keep their own tables in the same file: begin a transaction on DB(), hand it to
 // hookd's SendTx (WrapTx adapts it), and commit it.
+//
+// # Beside a running process
+//
+// Maintenance (a token rotated, the bus's dead letters listed or re-driven) need not wait for the
+// process that holds the file to stop: Open with Config.Beside, finding the file held, opens it
+// beside that process instead of failing. WAL lets two processes on one machine read and write
+// one file (not over a network file system), each writer waiting its turn for the write lock (up
+// to busy_timeout, 5 s). A store opened beside leaves to the holder what only the holder may do:
+// it neither migrates the file nor moves River's jobs (the holder did both at its start), and it
+// runs no queue (NewQueue fails with ErrBeside), so one queue at a time works a file. It opens only
+// a file whose recorded migrations are exactly this build's, since its statements are this
+// build's; another gives a *SchemaError (ErrSchemaDiffers) naming the migrations this build would
+// apply (stop the holder: its start, or a later Open, applies them) or does not know (run the
+// holder's release). Closing it leaves the holder's lock alone.
+//
+// # Backups
+//
+// Backup copies a database, held by a running process or not, to a new file through VACUUM INTO
+// on a read-only connection of its own: one moment of the database, checked, synced, and named only
+// once complete. A copy of the database file alone (cp) is not a backup while a process has it
+// open: transactions committed to the -wal file and not yet checkpointed into the database are
+// missing from it, and a file copied while it is written may be torn.
 //
 // # Outages
 //
@@ -74,6 +97,15 @@ type Config struct {
 	// Logger receives the notices of hookd's migrations, and is the logger of the queue
 	// NewQueue returns. Default: discard.
 	Logger *slog.Logger
+
+	// Beside lets Open, when another process holds the file (where Open fails with ErrLocked),
+	// open it beside that process for maintenance instead: a token rotated, the bus's dead
+	// letters listed or re-driven. Such a store neither migrates the file nor moves River's jobs,
+	// and runs no queue (NewQueue fails with ErrBeside), so do not give it to a hookd.Client; it
+	// opens only a file that exists and whose recorded migrations are exactly this build's
+	// (else a *SchemaError). When no process holds the file, Open takes it as usual, Beside or
+	// not. Default: false.
+	Beside bool
 }
 
 func (c *Config) withDefaults() *Config {
@@ -102,6 +134,10 @@ type Store struct {
 	rstmts *statements
 	path   string
 
+	// beside is set when the store was opened beside the process that holds the file
+	// (Config.Beside): lock is nil, and it runs no queue.
+	beside bool
+
 	// queueRunning is set while a Queue of this store runs: one works the file's jobs.
 	queueRunning atomic.Bool
 	// gate orders InTx's transactions on the write connection.
@@ -118,27 +154,37 @@ var (
 )
 
 // Open opens (creating it if needed) the SQLite database at path and brings its schema up to
-// date. A file, or a directory, that this process may not write gives an error wrapping
+// date. A file held by another process gives an error wrapping ErrLocked, unless cfg.Beside
+// (see there). A file, or a directory, that this process may not write gives an error wrapping
 // ErrReadOnly that says what to check; a disk too full to open or migrate the file gives one
 // wrapping hookd.ErrUnavailable that says to check the file system.
 func Open(ctx context.Context, path string, cfg *Config) (*Store, error) {
 	cfg = cfg.withDefaults()
 	lock, err := lockFile(path)
-	if err != nil {
+	beside := false
+	switch {
+	case err == nil:
+	case cfg.Beside && errors.Is(err, ErrLocked):
+		beside = true
+	default:
 		return nil, fmt.Errorf("open sqlite %s: %w", path, readOnly(path, err))
 	}
 	if err := checkWritable(path); err != nil {
 		lock.release()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	base, err := msqlite.NewConnector(dsn(path))
+	conn := dsn(path)
+	if beside {
+		conn = besideDSN(path)
+	}
+	base, err := msqlite.NewConnector(conn)
 	if err != nil {
 		lock.release()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	db := sql.OpenDB(cachingConnector{base: base})
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, logger: cfg.Logger, lock: lock, path: path}
+	s := &Store{db: db, logger: cfg.Logger, lock: lock, path: path, beside: beside}
 	if err := s.init(ctx); err != nil {
 		if s.rdb != nil {
 			_ = s.rdb.Close()
@@ -154,11 +200,17 @@ func (s *Store) init(ctx context.Context) error {
 	if err := s.db.PingContext(ctx); err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	if err := migrate(ctx, s.db, s.logger); err != nil {
-		return err
-	}
-	if err := adoptRiverJobs(ctx, s.db, s.logger); err != nil {
-		return err
+	if s.beside {
+		if err := checkSchemaBeside(ctx, s.db); err != nil {
+			return err
+		}
+	} else {
+		if err := migrate(ctx, s.db, s.logger); err != nil {
+			return err
+		}
+		if err := adoptRiverJobs(ctx, s.db, s.logger); err != nil {
+			return err
+		}
 	}
 	stmts, err := prepareStatements(ctx, s.db)
 	if err != nil {
@@ -196,7 +248,10 @@ func readDSN(path string) string {
 // busy_timeout instead of failing to upgrade a read lock. temp_store(MEMORY) keeps statement
 // journals in memory: a statement that writes many rows (a batch's deliveries or jobs) keeps the
 // pages it changes in one until it ends, and past 64 KiB SQLite spills it to a temporary file,
-// which cost a send about 30 write system calls.
+// which cost a send about 30 write system calls. journal_size_limit(64 MiB) cuts the -wal file
+// back once a checkpoint has emptied it: while a long read (a Backup) holds its snapshot, the
+// WAL cannot start over and grows with every commit (795 MiB during a 14 s backup beside 800
+// sends/s, BenchmarkBackupBesideSends), and SQLite keeps a WAL file's size otherwise.
 func dsn(path string) string {
 	u := url.URL{Path: path}
 	return "file:" + u.EscapedPath() +
@@ -205,6 +260,7 @@ func dsn(path string) string {
 		"&_pragma=synchronous(NORMAL)" +
 		"&_pragma=foreign_keys(ON)" +
 		"&_pragma=temp_store(MEMORY)" +
+		"&_pragma=journal_size_limit(67108864)" +
 		"&_txlock=immediate"
 }
 

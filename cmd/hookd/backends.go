@@ -44,6 +44,30 @@ func openDB(ctx context.Context, d dbTarget, logger *slog.Logger) (hookd.Store, 
 	return sqlite.Open(ctx, d.sqlitePath, &sqlite.Config{Logger: logger})
 }
 
+// openMaintenanceDB opens the database of d for a command that maintains it (token, events): as
+// openDB, but a SQLite file that a running hookd serve holds is opened beside it
+// (sqlite.Config.Beside), which needs the file's schema to be this build's, and neither migrates
+// it nor runs its queue.
+func openMaintenanceDB(ctx context.Context, d dbTarget) (hookd.Store, error) {
+	if d.postgresURL != "" {
+		return postgres.Open(ctx, d.postgresURL, nil)
+	}
+	return sqlite.Open(ctx, d.sqlitePath, &sqlite.Config{Beside: true})
+}
+
+// besideHint says what to do about err from openMaintenanceDB when a running hookd serve holds
+// the SQLite file and its schema is not this build's; "" for any other error.
+func besideHint(err error) string {
+	var se *sqlite.SchemaError
+	switch {
+	case !errors.As(err, &se):
+		return ""
+	case len(se.Unknown) > 0:
+		return "this hookd is older than the hookd serve that holds the file: run the release serve runs (hookd version)"
+	}
+	return "stop hookd serve first (serve applies migrations at start), or run the release that serve runs (hookd version)"
+}
+
 // openQueue returns the Redis queue of cfg.queueURL in front of store, or nil for the store's
 // own. An empty cfg.queueNamespace derives one from the database, so that installations on
 // different databases never share tasks on one Redis. The sweeper runs every half of

@@ -20,8 +20,8 @@ The domain event bus's dead letters (package bus), read and re-driven in the dat
   events redrive ID                      make a failed event pending again (attempts counted
                                          from zero); the app's bus dispatches it at its
                                          next poll
-On SQLite the file must not be open in another process (stop the app first); on PostgreSQL
-the app may run.`
+Both work while hookd serve, or an app that embeds hookd, runs on the database: on SQLite the
+file is opened beside that process, which must run the same release.`
 
 // runEvents handles "hookd events list|redrive".
 func runEvents(ctx context.Context, e *env, args []string) error {
@@ -57,9 +57,13 @@ func runEvents(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usageErrorf(`run "hookd events --help"`, "events: %v", err)
 	}
-	store, err := openDB(ctx, d, nil)
+	store, err := openMaintenanceDB(ctx, d)
 	if err != nil {
-		return failf("check --db; on SQLite, stop the app that has the file open", "events: open the database: %v", err)
+		hint := besideHint(err)
+		if hint == "" {
+			hint = "check --db"
+		}
+		return failf(hint, "events: open the database: %v", err)
 	}
 	defer store.Close()
 	out, ok := store.(bus.Outbox)

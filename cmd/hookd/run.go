@@ -43,6 +43,7 @@ func commands() []command {
 		{"bench", "measure throughput and latency on a fresh database (B1, B2, B3)", runBench},
 		{"serve", "run the workers and the HTTP API, with /metrics", runServe},
 		{"migrate", "bring the database's schema up to date and exit", runMigrate},
+		{"backup", "copy a SQLite database to a file while serve runs (backup OUT)", runBackup},
 		{"token", "mint a new admin token and revoke the old one (token rotate)", runToken},
 		{"events", "list and re-drive the event bus's dead letters (events list|redrive)", runEvents},
 		{"app", "create, list, show, update and delete applications on a running hookd serve", runApp},

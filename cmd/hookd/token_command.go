@@ -19,8 +19,9 @@ import (
 const adminTokenPrefix = "hookd_sk_"
 
 // runToken handles "hookd token rotate": a new admin token for a database serve has already set
-// up. The new token is printed once on stdout and only its hash is stored; the previous admin
-// token stops working (within a few seconds in a serve that runs, which caches tokens briefly).
+// up, whether or not serve runs on it (on SQLite, a running serve's file is opened beside it). The
+// new token is printed once on stdout and only its hash is stored; the previous admin token stops
+// working (within a few seconds in a serve that runs, which caches tokens briefly).
 func runToken(ctx context.Context, e *env, args []string) error {
 	const usage = "token rotate [--db sqlite:PATH|postgres://...]\n\nMints a new admin token, prints it once on stdout and revokes the previous one."
 	if len(args) == 0 || args[0] != "rotate" {
@@ -43,9 +44,13 @@ func runToken(ctx context.Context, e *env, args []string) error {
 	if err := checkMigrated(ctx, d); err != nil {
 		return failf(notSetUp, "token rotate: %s: %v", d, err)
 	}
-	store, err := openDB(ctx, d, nil)
+	store, err := openMaintenanceDB(ctx, d)
 	if err != nil {
-		return failf("check that no other hookd holds the SQLite file, or that PostgreSQL answers", "token rotate: open the database: %v", err)
+		hint := besideHint(err)
+		if hint == "" {
+			hint = "check that the SQLite file is writable, or that PostgreSQL answers"
+		}
+		return failf(hint, "token rotate: open the database: %v", err)
 	}
 	token, err := newAdminToken()
 	if err != nil {
