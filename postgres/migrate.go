@@ -80,26 +80,6 @@ func migrationPool(ctx context.Context, url string, cfg *Config) (*pgxpool.Pool,
 	return pgxpool.NewWithConfig(ctx, pc)
 }
 
-// schemaStatus returns the migrations that Open would apply to q's database, in version order,
-// without applying any: none when the schema is current. A database Open would refuse gives an
-// error wrapping hookd.ErrIncompatibleSchema. For code that must not migrate a database other
-// processes run on (it refuses when anything is pending).
-func schemaStatus(ctx context.Context, q querier) (pending []migrations.Migration, err error) {
-	known, err := migrations.Load(migrationFiles)
-	if err != nil {
-		return nil, fmt.Errorf("load migrations: %w", err)
-	}
-	recorded, err := readMigrations(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("schema status: %w", err)
-	}
-	plan, err := migrations.Decide(known, recorded, uncheckedVersions)
-	if err != nil {
-		return nil, fmt.Errorf("schema status: %w", err)
-	}
-	return plan.Pending, nil
-}
-
 // migrate applies hookd's pending migrations (migrateLocked).
 func migrate(ctx context.Context, pool *pgxpool.Pool, cfg *Config) error {
 	_, err := migrateLocked(ctx, pool, cfg)

@@ -142,7 +142,7 @@ func TestOpenRefusesIncompatibleSchema(t *testing.T) {
 }
 
 // TestMigrateAndSchemaStatus: SchemaStatus reads each migration's state without changing the
-// schema; Migrate applies what is pending and says what; schemaStatus says what Open would
+// schema; Migrate applies what is pending and says what; PendingMigrations says what Open would
 // apply, and refuses what Open would refuse.
 func TestMigrateAndSchemaStatus(t *testing.T) {
 	t.Parallel()
@@ -206,19 +206,19 @@ func TestMigrateAndSchemaStatus(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	if pending, err := postgres.PendingMigrations(ctx, s); err != nil || len(pending) != 0 {
-		t.Fatalf("schemaStatus when current: %v, %v; want none pending", pending, err)
+		t.Fatalf("PendingMigrations when current: %v, %v; want none pending", pending, err)
 	}
 	if _, err := s.Pool().Exec(ctx, `DELETE FROM hookd_migrations WHERE version = 16`); err != nil {
 		t.Fatal(err)
 	}
 	if pending, err := postgres.PendingMigrations(ctx, s); err != nil || len(pending) != 1 || pending[0].Version != 16 {
-		t.Fatalf("schemaStatus without 16: %v, %v; want 16 pending", pending, err)
+		t.Fatalf("PendingMigrations without 16: %v, %v; want 16 pending", pending, err)
 	}
 	if _, err := s.Pool().Exec(ctx, `INSERT INTO hookd_migrations (version, name, checksum) VALUES (99, '0099_later', 'ab')`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := postgres.PendingMigrations(ctx, s); !errors.Is(err, hookd.ErrIncompatibleSchema) {
-		t.Fatalf("schemaStatus with a later release's migration: %v, want ErrIncompatibleSchema", err)
+		t.Fatalf("PendingMigrations with a later release's migration: %v, want ErrIncompatibleSchema", err)
 	}
 	status, err = postgres.SchemaStatus(ctx, u, cfg)
 	if err != nil {

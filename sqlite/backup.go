@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,13 +153,6 @@ func vacuumInto(ctx context.Context, path, out string) error {
 		return fmt.Errorf("copy: %w", err)
 	}
 	return db.Close()
-}
-
-// readOnlyDSN opens the database at path read-only: such a connection never checkpoints the WAL
-// or writes the file, even when it is the last one to close.
-func readOnlyDSN(path string) string {
-	u := url.URL{Path: path}
-	return "file:" + u.EscapedPath() + "?mode=ro&_pragma=busy_timeout(5000)"
 }
 
 // checkCopy runs PRAGMA quick_check (integrity_check when full) on the database at path and

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"time"
 
@@ -79,32 +78,6 @@ func SchemaStatus(ctx context.Context, path string) ([]migrations.Status, error)
 		return nil, fmt.Errorf("schema status of %s: %w", path, err)
 	}
 	return migrations.Report(known, recorded, uncheckedVersions), nil
-}
-
-// readOnlyDSN is dsn for a connection that only reads: it never creates the file, and beside a
-// process writing the file (WAL) it reads the last commit.
-func readOnlyDSN(path string) string {
-	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?mode=ro&_pragma=busy_timeout(5000)"
-}
-
-// schemaStatus returns the migrations that Open would apply to db, in version order, without
-// applying any: none when the schema is current. A database Open would refuse gives an error
-// wrapping hookd.ErrIncompatibleSchema. For code that must not migrate a file another process
-// runs on (it refuses when anything is pending).
-func schemaStatus(ctx context.Context, db *sql.DB) (pending []migrations.Migration, err error) {
-	known, err := migrations.Load(migrationFiles)
-	if err != nil {
-		return nil, fmt.Errorf("load migrations: %w", err)
-	}
-	recorded, err := readMigrations(ctx, db)
-	if err != nil {
-		return nil, fmt.Errorf("schema status: %w", err)
-	}
-	plan, err := migrations.Decide(known, recorded, uncheckedVersions)
-	if err != nil {
-		return nil, fmt.Errorf("schema status: %w", err)
-	}
-	return plan.Pending, nil
 }
 
 // migrate applies hookd's pending migrations (applyMigrations).

@@ -2,13 +2,10 @@ package sqlite
 
 import (
 	"database/sql"
-	"errors"
-	"log/slog"
 	"path/filepath"
 	"sync"
 	"testing"
 
-	"github.com/hookd/hookd"
 	"github.com/hookd/hookd/internal/logcheck"
 	"github.com/hookd/hookd/internal/migrations"
 )
@@ -79,45 +76,5 @@ func TestMigrateAtOnceAppliesOnce(t *testing.T) {
 	}
 	if rows != len(known) || versions != len(known) {
 		t.Fatalf("hookd_migrations: %d rows of %d versions, want %d", rows, versions, len(known))
-	}
-}
-
-// TestSchemaStatus: schemaStatus says what Open would apply, applying nothing, and refuses what
-// Open would refuse.
-func TestSchemaStatus(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	known, err := migrations.Load(migrationFiles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := openDB(t, filepath.Join(t.TempDir(), "hookd.db"))
-	for range 2 {
-		pending, err := schemaStatus(ctx, db)
-		if err != nil || len(pending) != len(known) {
-			t.Fatalf("schemaStatus of a new file: %d pending, %v; want all %d", len(pending), err, len(known))
-		}
-	}
-	if err := migrate(ctx, db, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, `DELETE FROM hookd_migrations WHERE version = 16`); err != nil {
-		t.Fatal(err)
-	}
-	pending, err := schemaStatus(ctx, db)
-	if err != nil || len(pending) != 1 || pending[0].Version != 16 {
-		t.Fatalf("schemaStatus without 16: %v, %v; want 16 pending", pending, err)
-	}
-	if err := migrate(ctx, db, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
-	if pending, err := schemaStatus(ctx, db); err != nil || len(pending) != 0 {
-		t.Fatalf("schemaStatus when current: %v, %v; want none pending", pending, err)
-	}
-	if _, err := db.ExecContext(ctx, `INSERT INTO hookd_migrations (version, name, checksum, applied_at) VALUES (99, '0099_later', 'ab', 0)`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := schemaStatus(ctx, db); !errors.Is(err, hookd.ErrIncompatibleSchema) {
-		t.Fatalf("schemaStatus with a later release's migration: %v, want ErrIncompatibleSchema", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/hookd/hookd/internal/migrations"
@@ -65,46 +64,28 @@ func (s *Store) OpenedBeside() bool { return s.beside }
 func besideDSN(path string) string { return dsn(path) + "&mode=rw" }
 
 // checkSchemaBeside returns a *SchemaError unless the migrations db records are exactly this
-// build's. It reads the recorded versions only: a file may be opened beside its holder when the
-// holder runs the same release, and then both know the same set.
+// build's, and the error the migration runner would refuse the file with (wrapping
+// hookd.ErrIncompatibleSchema) when a recorded migration's name or text is not this build's. A
+// file may be opened beside its holder when the holder runs the same release, and then both know
+// the same set.
 func checkSchemaBeside(ctx context.Context, db *sql.DB) error {
-	all, err := migrations.Load(migrationFiles)
+	known, err := migrations.Load(migrationFiles)
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
-	var recorded []int // in order
-	var tables int
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'hookd_migrations'`).Scan(&tables); err != nil {
+	recorded, err := readMigrations(ctx, db)
+	if err != nil {
 		return fmt.Errorf("read the schema's version: %w", err)
 	}
-	if tables > 0 {
-		rows, err := db.QueryContext(ctx, `SELECT version FROM hookd_migrations ORDER BY version`)
-		if err != nil {
-			return fmt.Errorf("read the schema's version: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var v int
-			if err := rows.Scan(&v); err != nil {
-				return fmt.Errorf("read the schema's version: %w", err)
-			}
-			recorded = append(recorded, v)
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read the schema's version: %w", err)
-		}
-	}
-	known := map[int]bool{}
 	e := &SchemaError{}
-	for _, m := range all {
-		known[m.Version] = true
-		if !slices.Contains(recorded, m.Version) {
-			e.Pending = append(e.Pending, m.Version)
-		}
-	}
-	for _, v := range recorded {
-		if !known[v] {
-			e.Unknown = append(e.Unknown, v)
+	for _, st := range migrations.Report(known, recorded, uncheckedVersions) {
+		switch {
+		case st.State == migrations.Pending:
+			e.Pending = append(e.Pending, st.Version)
+		case st.State == migrations.Unknown:
+			e.Unknown = append(e.Unknown, st.Version)
+		case st.Problem != nil:
+			return st.Problem
 		}
 	}
 	if len(e.Pending) == 0 && len(e.Unknown) == 0 {

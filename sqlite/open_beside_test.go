@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -116,13 +117,18 @@ func TestOpenBesideRefusesOtherSchema(t *testing.T) {
 	if err := holder.DB().QueryRowContext(ctx, `SELECT max(version) FROM hookd_migrations`).Scan(&last); err != nil {
 		t.Fatal(err)
 	}
+	var name, checksum string
+	var appliedAt int64
+	if err := holder.DB().QueryRowContext(ctx, `SELECT name, checksum, applied_at FROM hookd_migrations WHERE version = ?`, last).Scan(&name, &checksum, &appliedAt); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name             string
 		change, undo     string
 		pending, unknown []int
 	}{
 		{"an earlier release's file", `DELETE FROM hookd_migrations WHERE version = ?`,
-			`INSERT INTO hookd_migrations (version, name, applied_at) VALUES (?, 'restored', 0)`, []int{last}, nil},
+			`INSERT INTO hookd_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)`, []int{last}, nil},
 		{"a later release's file", `INSERT INTO hookd_migrations (version, name, applied_at) VALUES (? + 1000, 'later', 0)`,
 			`DELETE FROM hookd_migrations WHERE version = ? + 1000`, nil, []int{last + 1000}},
 	} {
@@ -142,7 +148,8 @@ func TestOpenBesideRefusesOtherSchema(t *testing.T) {
 		if want := len(tc.pending) == 0; (n == 1) != want {
 			t.Errorf("%s: migration %d recorded %d times after the refusal: the store beside migrated", tc.name, last, n)
 		}
-		if _, err := holder.DB().ExecContext(ctx, tc.undo, last); err != nil {
+		// The undo of the deletion puts the row back as it was; the other's takes only the version.
+		if _, err := holder.DB().ExecContext(ctx, tc.undo, []any{last, name, checksum, appliedAt}[:strings.Count(tc.undo, "?")]...); err != nil {
 			t.Fatal(err)
 		}
 	}

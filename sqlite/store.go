@@ -242,6 +242,13 @@ func readDSN(path string) string {
 	return strings.Replace(dsn(path), "&_txlock=immediate", "&_txlock=deferred", 1)
 }
 
+// readOnlyDSN is for a connection that only reads the file at path: it never creates the file,
+// never checkpoints the WAL or writes the file (even when it is the last to close), and beside a
+// process writing the file it reads the last commit.
+func readOnlyDSN(path string) string {
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?mode=ro&_pragma=busy_timeout(5000)"
+}
+
 // dsn builds the driver's connection string: the path as a file: URI (escaped, so that '?', '#'
 // and '%' in it stay part of the name), with the pragmas every connection needs. _txlock=immediate
 // makes every transaction take the write lock when it begins, so two writers queue on

@@ -101,6 +101,16 @@ func TestMaintenanceBesideServeRefusesOtherSchema(t *testing.T) {
 		return n
 	}
 	db := "--db=sqlite:" + path
+	var name, checksum string
+	var appliedAt int64
+	if err := raw.QueryRow(`SELECT name, checksum, applied_at FROM hookd_migrations WHERE version = ?`, last).Scan(&name, &checksum, &appliedAt); err != nil {
+		t.Fatal(err)
+	}
+
+	// The file's schema is this build's: migrate has nothing to do, and says so.
+	if r := run(t, "", "migrate", db); r.code != exitOK || !strings.Contains(r.stdout, "schema up to date (hookd serve has the file open)") {
+		t.Errorf("migrate beside serve with nothing pending: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 
 	// A later release made the file.
 	exec(`INSERT INTO hookd_migrations (version, name, applied_at) VALUES (? + 1000, 'later', 0)`)
@@ -128,7 +138,10 @@ func TestMaintenanceBesideServeRefusesOtherSchema(t *testing.T) {
 	if n := recorded(); n != 0 {
 		t.Errorf("migration %d recorded %d times after the refusals: something migrated under serve", last, n)
 	}
-	exec(`INSERT INTO hookd_migrations (version, name, applied_at) VALUES (?, 'restored', 0)`)
+	if _, err := raw.Exec(`INSERT INTO hookd_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)`,
+		last, name, checksum, appliedAt); err != nil {
+		t.Fatal(err)
+	}
 
 	if r := run(t, "", "events", "list", db); r.code != exitOK {
 		t.Errorf("events list once the schema is this build's again: exit %d\n%s", r.code, r.stderr)

@@ -48,6 +48,9 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	} else {
 		applied, err = sqlite.Migrate(ctx, d.sqlitePath, nil)
 	}
+	if errors.Is(err, sqlite.ErrLocked) {
+		return migrateBesideServe(ctx, e, d, err)
+	}
 	if err != nil {
 		return failf(openFailureHint(d, err), "migrate: %v", err)
 	}
@@ -59,6 +62,25 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	} else {
 		fmt.Fprintf(e.stdout, "%s: %d applied, schema up to date\n", d, len(applied))
 	}
+	return nil
+}
+
+// migrateBesideServe answers "hookd migrate" on a SQLite file that a running hookd serve holds
+// (locked is Migrate's error): a file whose schema is this build's is up to date, which it says;
+// any other is refused, since migrating a file under a running serve would change the schema
+// that serve's statements were prepared for. serve applies the migrations at its own start.
+func migrateBesideServe(ctx context.Context, e *env, d dbTarget, locked error) error {
+	status, err := sqlite.SchemaStatus(ctx, d.sqlitePath)
+	if err != nil {
+		return failf(openFailureHint(d, locked), "migrate: %v", locked)
+	}
+	for _, s := range status {
+		if s.State != migrations.Applied || s.Problem != nil {
+			return failf("stop hookd serve, then run hookd migrate (or start the new hookd serve, which migrates at its start)",
+				"migrate: %s: hookd serve has the file open, and migration %d (%s) is %s", d, s.Version, s.Name, s.State)
+		}
+	}
+	fmt.Fprintf(e.stdout, "%s: schema up to date (hookd serve has the file open)\n", d)
 	return nil
 }
 
