@@ -41,7 +41,7 @@ type claimRef struct {
 }
 
 // Open does nothing: the claims are what keep processes apart.
-func (d *claimsDriver) Open() error { return nil }
+func (d *claimsDriver) Open(context.Context) error { return nil }
 
 // Close does nothing: a job claimed and not settled is due again when its lease runs out.
 func (d *claimsDriver) Close() error { return nil }

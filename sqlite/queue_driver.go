@@ -50,7 +50,7 @@ type jobRef struct {
 
 // Open takes the store's queue lock (one queue of a store runs at a time) and forgets a previous
 // run's state: every job in the file is due again.
-func (d *jobsDriver) Open() error {
+func (d *jobsDriver) Open(context.Context) error {
 	if !d.s.queueRunning.CompareAndSwap(false, true) {
 		return fmt.Errorf("sqlite queue: start: %w", ErrQueueRunning)
 	}
