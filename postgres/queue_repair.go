@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookd/hookd"
 )
 
 // A pending delivery has a way to its next attempt: a job (a row of hookd_jobs, or the delivery
@@ -140,6 +142,86 @@ func (s *Store) repairJobs(ctx context.Context) error {
 	}
 	if repaired > 0 {
 		s.logger.LogAttrs(ctx, slog.LevelWarn, repairedMessage, slog.Int64("deliveries", repaired))
+	}
+	return nil
+}
+
+// riverRepairPage is how many deliveries one read of the River queue's repair takes.
+const riverRepairPage = 1000
+
+// riverRepairSQL reads, after $1 in id order, at most $2 pending deliveries that a River queue
+// must give a job: those with no unfinished job of hookd's kind in river_job for their next
+// attempt (River reads neither hookd_jobs nor a delivery's own first job) that are not parked
+// behind an earlier pending delivery, as repairJobsSQL decides. A job is found through River's
+// index of args (GIN, containment).
+const riverRepairSQL = `SELECT d.id, d.attempts, d.next_attempt_at FROM hookd_deliveries AS d
+WHERE d.status = 'pending' AND d.id > $1
+	AND NOT EXISTS (SELECT 1 FROM river_job AS r
+		WHERE r.args @> jsonb_build_object('d', d.id, 'a', d.attempts + 1) AND r.kind = '` + riverJobKind + `'
+			AND r.state::text IN ('available', 'pending', 'retryable', 'running', 'scheduled')
+			AND r.args->>'t' IS DISTINCT FROM 'manual')
+	AND NOT (d.next_attempt_at IS NULL
+		AND EXISTS (SELECT 1 FROM hookd_deliveries AS e
+			WHERE e.endpoint_id = d.endpoint_id AND e.status = 'pending' AND e.id < d.id)
+		AND NOT EXISTS (SELECT 1 FROM hookd_endpoints AS ep WHERE ep.id = d.endpoint_id AND NOT ep.ordered))
+ORDER BY d.id LIMIT $2`
+
+// repairRiverJobs is repairJobs for a River queue (q): every pending delivery left without a
+// job in river_job gets one, inserted through q, in one transaction under the schema's repair
+// lock; it logs how many it found. River's queue runs it when it starts.
+func (s *Store) repairRiverJobs(ctx context.Context, q hookd.Queue) error {
+	var repaired int
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, repairLockKey(s.schema)); err != nil {
+			return fmt.Errorf("take the repair lock: %w", err)
+		}
+		wrapped, err := s.WrapTx(tx)
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		for after := ""; ; {
+			rows, err := tx.Query(ctx, riverRepairSQL, after, riverRepairPage)
+			if err != nil {
+				return err
+			}
+			var jobs []hookd.Job
+			for rows.Next() {
+				var (
+					j        = hookd.Job{Trigger: hookd.TriggerScheduled}
+					attempts int32
+					next     *time.Time
+				)
+				if err := rows.Scan(&j.DeliveryID, &attempts, &next); err != nil {
+					rows.Close()
+					return err
+				}
+				j.Attempt = int(attempts) + 1
+				if next != nil && next.After(now) {
+					j.NotBefore = *next
+				}
+				jobs = append(jobs, j)
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if len(jobs) > 0 {
+				if err := q.EnqueueTx(ctx, wrapped, jobs); err != nil {
+					return err
+				}
+			}
+			repaired += len(jobs)
+			if len(jobs) < riverRepairPage {
+				return nil
+			}
+			after = jobs[len(jobs)-1].DeliveryID
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("repair jobs: %w", classify(err))
+	}
+	if repaired > 0 {
+		s.logger.LogAttrs(ctx, slog.LevelWarn, repairedMessage, slog.Int("deliveries", repaired))
 	}
 	return nil
 }
