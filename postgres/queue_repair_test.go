@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,8 +44,9 @@ func newRepairRig(t *testing.T, u, schema string) *repairRig {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	c, err := hookd.NewClient(s, &hookd.Config{
-		Delivery: &delivery.Config{Timeout: 2 * time.Second, AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
-		Logger:   log.Logger(),
+		Delivery:      &delivery.Config{Timeout: 2 * time.Second, AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
+		RetrySchedule: []time.Duration{20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond},
+		Logger:        log.Logger(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -266,6 +269,56 @@ func TestRepairOnceAcrossProcessesStartingAtOnce(t *testing.T) {
 	lines := append(repairLines(a.log.String()), repairLines(b.log.String())...)
 	if len(lines) != 1 || lines[0] != fmt.Sprint(n) {
 		t.Errorf("repair lines of the two processes: %v, want one, of %d deliveries", lines, n)
+	}
+}
+
+// TestRepairFindsNothingBesideABusyProcess: a process whose queue starts while another works
+// the schema's deliveries (first attempts, retries after failures, an ordered endpoint's
+// deliveries parking and advancing) finds no delivery without a job: what a running process
+// writes leaves every pending delivery its job or its park, at every commit.
+func TestRepairFindsNothingBesideABusyProcess(t *testing.T) {
+	t.Parallel()
+	u := testURL(t)
+	schema := freshSchema(t, u)
+	a, b := newRepairRig(t, u, schema), newRepairRig(t, u, schema)
+	recv := hookdtest.NewReceiver()
+	t.Cleanup(recv.Close)
+	var n atomic.Int64
+	flaky := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if n.Add(1)%3 == 0 {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	})
+	recv.Handle("/hooks", flaky)
+	recv.Handle("/ordered", flaky)
+	appID, _ := a.app(t, recv)
+	if _, err := a.client.CreateEndpoint(a.ctx, appID, &hookd.EndpointIn{URL: recv.URL("/ordered"), Ordered: true}); err != nil {
+		t.Fatal(err)
+	}
+	a.start(t)
+	const sends = 150
+	for i := range sends {
+		if i == sends/4 {
+			b.start(t)
+		}
+		if _, err := a.client.Send(a.ctx, appID, &hookd.MessageIn{EventType: "invoice.paid", Payload: map[string]int{"seq": i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(45 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var pending int
+		if err := a.store.Pool().QueryRow(a.ctx, `SELECT count(*) FROM hookd_deliveries WHERE status = 'pending'`).Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		if pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliveries still pending", pending)
+		}
+	}
+	if lines := append(repairLines(a.log.String()), repairLines(b.log.String())...); len(lines) != 0 {
+		t.Errorf("repair lines %v, want none: no delivery was left without a job", lines)
 	}
 }
 
