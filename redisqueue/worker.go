@@ -221,7 +221,7 @@ func (r *run) startSweeper() {
 			case n > 0:
 				r.q.sweepFails.OK()
 				r.q.redisBack()
-				r.q.logger.LogAttrs(ctx, slog.LevelInfo, "hookd sweep enqueued pending deliveries that had no job",
+				r.q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd sweep enqueued pending deliveries that had no job",
 					slog.Int("enqueued", n), slog.Duration("sweep_after", r.q.cfg.SweepAfter))
 			default:
 				r.q.sweepFails.OK() // it may not have reached Redis: asynq's outages stay

@@ -204,13 +204,8 @@ func (s *Store) init(ctx context.Context) error {
 		if err := checkSchemaBeside(ctx, s.db); err != nil {
 			return err
 		}
-	} else {
-		if err := migrate(ctx, s.db, s.logger); err != nil {
-			return err
-		}
-		if err := adoptRiverJobs(ctx, s.db, s.logger); err != nil {
-			return err
-		}
+	} else if err := migrate(ctx, s.db, s.logger); err != nil {
+		return err
 	}
 	stmts, err := prepareStatements(ctx, s.db)
 	if err != nil {
