@@ -75,8 +75,10 @@ func (s *Store) repairJobs(ctx context.Context) error {
 
 // adoptRiverJobs moves the delivery jobs that an earlier hookd left in River's table (river_job,
 // when hookd ran on River in this file) into hookd_jobs, in one transaction: jobs not yet
-// finalized become due at once (or at their NotBefore), keeping their lane and attempt. River's
-// tables stay, holding whatever else they hold. A file without river_job is left alone.
+// finalized become due at once (or at their NotBefore), keeping their lane and attempt; a first
+// scheduled attempt of a delivery that is its own first job is dropped rather than doubled (a
+// River queue used on the file after migration 15). River's tables stay, holding whatever else
+// they hold. A file without river_job is left alone.
 func adoptRiverJobs(ctx context.Context, db *sql.DB, logger *slog.Logger) error {
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'river_job'`).Scan(&n); err != nil {
@@ -97,7 +99,10 @@ func adoptRiverJobs(ctx context.Context, db *sql.DB, logger *slog.Logger) error 
 			MAX(?, COALESCE(json_extract(args, '$.nb'), 0)),
 			json_extract(args, '$.d'), json_extract(args, '$.a'), COALESCE(json_extract(args, '$.t'), ''),
 			json_extract(args, '$.nb')
-		FROM river_job WHERE `+pending+` AND json_extract(args, '$.d') IS NOT NULL ORDER BY id`, now)
+		FROM river_job WHERE `+pending+` AND json_extract(args, '$.d') IS NOT NULL
+			AND NOT (json_extract(args, '$.a') = 1 AND COALESCE(json_extract(args, '$.t'), '') IN ('', 'scheduled')
+				AND EXISTS (SELECT 1 FROM hookd_deliveries d WHERE d.id = json_extract(args, '$.d') AND d.first_job AND d.status = 'pending'))
+		ORDER BY id`, now)
 	if err != nil {
 		return fmt.Errorf("adopt river jobs: copy: %w", err)
 	}
