@@ -1,12 +1,16 @@
 package hookd
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors a caller can branch on with errors.Is.
 var (
 	// ErrNotFound: no such application, endpoint, event type, message, delivery or attempt.
 	ErrNotFound = errors.New("not found")
-	// ErrConflict: a unique key is taken (an application uid, an endpoint uid).
+	// ErrConflict: a unique key is taken (an application uid, an endpoint uid). The stores of this
+	// module return it as a *ConflictError naming the key.
 	ErrConflict = errors.New("conflict")
 	// ErrUnsupportedTx: SendTx was given a transaction type the store cannot use.
 	ErrUnsupportedTx = errors.New("unsupported transaction type")
@@ -38,6 +42,27 @@ func (e *ValidationError) Unwrap() []error {
 		return []error{ErrInvalid, e.kind}
 	}
 	return []error{ErrInvalid}
+}
+
+// ConflictError is ErrConflict naming what is taken: the entity, the field of its unique key and
+// the value, e.g. application uid "acme". errors.Is(err, ErrConflict) holds for it.
+type ConflictError struct {
+	Entity string // "application", "endpoint"
+	Field  string // "uid", or "id"
+	Value  string
+	Err    error // the store's own error; may be nil
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s %s %q is taken", e.Entity, e.Field, e.Value)
+}
+
+// Unwrap returns ErrConflict, and the store's error when there is one.
+func (e *ConflictError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrConflict, e.Err}
+	}
+	return []error{ErrConflict}
 }
 
 func invalid(field, reason string) error { return &ValidationError{Field: field, Reason: reason} }

@@ -8,8 +8,8 @@ import (
 // Store is hookd's persistence. Every SQL statement lives behind it, in one package per backend
 // (sqlite, postgres); each passes the conformance suite in package storetest.
 //
-// Stores return ErrNotFound for a missing row and ErrConflict for a unique key taken, wrapped with
-// the operation.
+// Stores return ErrNotFound for a missing row and ErrConflict for a unique key taken (a
+// *ConflictError naming an application's or an endpoint's id or uid), wrapped with the operation.
 type Store interface {
 	Reader
 
