@@ -1,6 +1,7 @@
 package hookd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,8 +35,12 @@ type MessageIn struct {
 	EventID string
 	// Channels limit the message to endpoints that subscribe to one of them. Optional.
 	Channels []string
-	// Payload is the message body: json.RawMessage or []byte holding a JSON object is used as it
-	// is; any other value is encoded with encoding/json. Required.
+	// Payload is the message body, a JSON object: json.RawMessage or []byte holding one is used as
+	// it is, byte for byte; any other value (a struct, a map) is encoded with encoding/json.
+	// Anything that is not an object (42, "str", [1,2], null) is a *ValidationError naming
+	// "payload", on Send, SendTx and SendToEndpoint alike, as the API refuses it with a 422:
+	// Svix's SDKs read a payload as an object, and one message that is not makes their message
+	// list fail for the whole application. Required.
 	Payload any
 	// Tags label the message for the message list's tag filter (Svix's tags): at most 5, each of
 	// at most 128 bytes of printable text; repeats are dropped. Optional.
@@ -205,8 +210,8 @@ func checkTags(tags []string) ([]string, error) {
 	return out, nil
 }
 
-// encodePayload returns the payload's JSON. Raw JSON is checked, not rewritten, so the bytes a
-// receiver gets are the bytes the producer gave.
+// encodePayload returns the payload's JSON, which must be an object (MessageIn.Payload). Raw JSON
+// is checked, not rewritten, so the bytes a receiver gets are the bytes the producer gave.
 func encodePayload(p any) (json.RawMessage, error) {
 	var raw []byte
 	switch v := p.(type) {
@@ -226,7 +231,25 @@ func encodePayload(p any) (json.RawMessage, error) {
 	if !json.Valid(raw) {
 		return nil, invalid("payload", "is not valid JSON")
 	}
+	if v := bytes.TrimLeft(raw, " \t\r\n"); v[0] != '{' {
+		return nil, invalid("payload", "must be a JSON object, not "+jsonKind(v[0]))
+	}
 	return slices.Clone(json.RawMessage(raw)), nil
+}
+
+// jsonKind names the kind of JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch c {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
 }
 
 // GetMessage returns a message of an application by id or event id.
