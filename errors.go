@@ -12,7 +12,8 @@ var (
 	// ErrConflict: a unique key is taken (an application uid, an endpoint uid). The stores of this
 	// module return it as a *ConflictError naming the key.
 	ErrConflict = errors.New("conflict")
-	// ErrUnsupportedTx: SendTx was given a transaction type the store cannot use.
+	// ErrUnsupportedTx: SendTx was given a transaction the store cannot use: of a type it does
+	// not take, or (SQLite) a *sql.Tx of another database; begin it on the store's DB().
 	ErrUnsupportedTx = errors.New("unsupported transaction type")
 	// ErrInvalid: an input failed validation; the error names the field. See *ValidationError.
 	ErrInvalid = errors.New("invalid input")

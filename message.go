@@ -72,10 +72,11 @@ func (c *Client) Send(ctx context.Context, app string, msg *MessageIn) (*SendRes
 	return c.joinSendBatch(ctx, app, m)
 }
 
-// SendTx is Send inside the caller's own transaction (a *sql.Tx from the store's database, or
+// SendTx is Send inside the caller's own transaction (a *sql.Tx begun on the store's DB(), or
 // what the store's WrapTx accepts): when the caller commits, the message, its deliveries and their
 // jobs commit with the caller's own writes; when it rolls back, nothing is left. The caller
-// commits; the deliveries start after the commit.
+// commits; the deliveries start after the commit. A transaction the store cannot use (SQLite: one
+// of another database) is ErrUnsupportedTx, and one already ended is sql.ErrTxDone.
 func (c *Client) SendTx(ctx context.Context, tx any, app string, msg *MessageIn) (*SendResult, error) {
 	m, err := c.prepare(msg)
 	if err != nil {

@@ -281,12 +281,22 @@ func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) (err error
 	return nil
 }
 
-// WrapTx adapts a *sql.Tx begun on DB(). Any other type gives hookd.ErrUnsupportedTx. The caller
-// commits or rolls back.
+// WrapTx adapts a *sql.Tx begun on DB(). Any other type, and a *sql.Tx of another database (a
+// PostgreSQL one, another SQLite file, another *sql.DB on this file), gives an error wrapping
+// hookd.ErrUnsupportedTx that says to begin it on DB(); one already committed or rolled back
+// gives sql.ErrTxDone. The caller commits or rolls back.
 func (s *Store) WrapTx(raw any) (hookd.Tx, error) {
 	sqlTx, ok := raw.(*sql.Tx)
 	if !ok || sqlTx == nil {
-		return nil, fmt.Errorf("wrap transaction of type %T: %w", raw, hookd.ErrUnsupportedTx)
+		return nil, fmt.Errorf("wrap transaction of type %T: %w: begin it on this store's DB()", raw, hookd.ErrUnsupportedTx)
+	}
+	// A statement prepared on DB() binds to the transaction only when it was begun there; Close
+	// reports why not, without a round trip or a statement run.
+	if err := sqlTx.Stmt(s.stmts.getEndpointByID).Close(); err != nil {
+		if errors.Is(err, sql.ErrTxDone) {
+			return nil, fmt.Errorf("wrap transaction: %w", err)
+		}
+		return nil, fmt.Errorf("wrap transaction: %w: it is not of this store's database %s; begin it on this store's DB() (%v)", hookd.ErrUnsupportedTx, s.path, err)
 	}
 	t := s.wrap(sqlTx)
 	t.wrapped = true
