@@ -21,6 +21,12 @@ var (
 	ErrPayloadTooLarge = errors.New("payload too large")
 	// ErrStopped: the client is not running.
 	ErrStopped = errors.New("client not started")
+	// ErrWriterBusy: the call's context ended while it waited to begin writing, and nothing was
+	// written. On SQLite, whose store writes through one connection, the likely cause is a
+	// transaction the app holds open on the same store (store.DB()) while it calls the client
+	// from another: send inside that transaction with SendTx, or commit it first. The error also
+	// wraps the context's (context.DeadlineExceeded).
+	ErrWriterBusy = errors.New("store's write connection busy")
 	// ErrUnavailable: the store's database cannot be reached (down, restarting, the connection
 	// lost), or its files cannot be written (SQLite: the disk full, an I/O error, the file made
 	// read-only). Nothing was written; the same call may succeed later. The API answers 503.

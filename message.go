@@ -64,6 +64,13 @@ type SendResult struct {
 // Send writes the message, one delivery per matching endpoint of the application (by id or uid),
 // and one job per delivery, in one transaction (shared with concurrent Sends). It never waits on
 // a customer's server.
+//
+// ctx bounds the wait to begin writing (behind concurrent Sends, and for the store's write
+// connection): when it ends first, Send returns an error wrapping ErrWriterBusy and ctx's error,
+// and nothing was written. Once the transaction has begun, it commits or rolls back whole, even
+// if ctx ends meanwhile: the message is never half written. On SQLite, whose store writes through
+// one connection, a Send while the app holds a transaction open on store.DB() waits for that
+// transaction to end: send inside it with SendTx, or commit it first.
 func (c *Client) Send(ctx context.Context, app string, msg *MessageIn) (*SendResult, error) {
 	m, err := c.prepare(msg)
 	if err != nil {
