@@ -137,6 +137,7 @@ func (c *Client) SendToEndpoint(ctx context.Context, app, endpoint string, msg *
 		if err := tx.InsertDeliveries(ctx, []Delivery{d}); err != nil {
 			return err
 		}
+		c.noteUnworked(d.ID)
 		return c.queue.EnqueueTx(ctx, tx, []Job{{DeliveryID: d.ID, Attempt: 1, Trigger: TriggerScheduled}})
 	})
 	if err != nil {
