@@ -2,6 +2,7 @@ package hookd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -57,7 +58,8 @@ func (in *ApplicationIn) check() error {
 	return checkMetadata(in.Metadata)
 }
 
-// CreateApplication creates an application. A taken UID is ErrConflict.
+// CreateApplication creates an application. A taken UID is a *ConflictError (ErrConflict) naming
+// it; GetOrCreateApplication returns the existing application instead.
 func (c *Client) CreateApplication(ctx context.Context, in *ApplicationIn) (*Application, error) {
 	if err := in.check(); err != nil {
 		return nil, err
@@ -72,10 +74,41 @@ func (c *Client) CreateApplication(ctx context.Context, in *ApplicationIn) (*App
 		Metadata: maps.Clone(in.Metadata), CreatedAt: now, UpdatedAt: now,
 	}
 	err := c.store.InTx(ctx, func(tx Tx) error { return tx.InsertApplication(ctx, app) })
+	var ce *ConflictError
+	if errors.As(err, &ce) && ce.Field == "uid" {
+		return nil, fmt.Errorf("hookd: create application: %w (GetOrCreateApplication returns the existing one)", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("hookd: create application: %w", err)
 	}
 	return app, nil
+}
+
+// GetOrCreateApplication returns the application whose uid is in.UID, as it is, or creates it
+// from in when there is none (the Svix SDKs' Application.GetOrCreate): code that sets up its
+// applications may run again. in.UID is required. Two callers racing get the same application.
+func (c *Client) GetOrCreateApplication(ctx context.Context, in *ApplicationIn) (*Application, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	if in.UID == "" {
+		return nil, invalid("uid", "is required to get or create an application")
+	}
+	for range 2 {
+		a, err := c.store.GetApplication(ctx, in.UID)
+		if err == nil {
+			return a, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("hookd: get or create application %q: %w", in.UID, err)
+		}
+		a, err = c.CreateApplication(ctx, in)
+		if !errors.Is(err, ErrConflict) {
+			return a, err
+		}
+		// Created meanwhile by another caller: read it.
+	}
+	return nil, fmt.Errorf("hookd: get or create application %q: created and deleted meanwhile: %w", in.UID, ErrConflict)
 }
 
 // GetApplication returns an application by id or uid.

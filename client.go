@@ -30,6 +30,7 @@ type Client struct {
 	slots  *fleetSlots          // the cap's slots leased across processes; nil: this process keeps it alone
 	probe  healthProbe          // Health's write probe (health.go)
 
+	watch   startWatch   // warns when deliveries wait on a client never started (start_watch.go)
 	working atomic.Int64 // jobs being worked, for the drain's log line
 	snoozed atomic.Int64 // jobs snoozed by their endpoint's isolation (admission), for tests
 
@@ -110,12 +111,17 @@ func slotLeaser(store Store, q Queue) SlotLeaser {
 func (c *Client) Store() Store { return c.store }
 
 // Start starts the workers. Sends and management calls work without it; deliveries wait for a
-// started client (in this process or another on the same database).
+// started client (in this process or another on the same database). A client that sends but is
+// never started, and whose deliveries nobody works, logs a warning once one has waited
+// DefaultUnstartedWarning; set Config.EnqueueOnly on a client that only sends, on purpose.
 func (c *Client) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.started {
 		return errors.New("hookd: client already started")
+	}
+	if c.cfg.EnqueueOnly {
+		return errors.New("hookd: Start on a client with Config.EnqueueOnly, which leaves its jobs to another process: unset it to work them here")
 	}
 	opsApp, err := c.ensureOperational(ctx)
 	if err != nil {
@@ -148,6 +154,8 @@ func (c *Client) Start(ctx context.Context) error {
 	c.cancel = cancel
 	c.bgCtx = recCtx
 	c.started = true
+	c.watch.started.Store(true)
+	c.watch.running.Store(true)
 	c.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "hookd workers started",
 		slog.Int("workers_first", c.cfg.Workers[LaneFirst]), slog.Int("workers_retry", c.cfg.Workers[LaneRetry]),
 		slog.Int("workers_manual", c.cfg.Workers[LaneManual]))
@@ -159,6 +167,7 @@ func (c *Client) Start(ctx context.Context) error {
 func (c *Client) Stop(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.stopWatch()
 	if !c.started {
 		return nil
 	}

@@ -25,6 +25,11 @@ const DefaultMaxTimeout = 30 * time.Second
 type Config struct {
 	// Logger receives the worker's logs; secrets never reach it. Default: discard.
 	Logger *slog.Logger
+	// EnqueueOnly says that the client only writes messages and never works their delivery jobs:
+	// another process does (hookd serve --role worker, or a started Client on the same database
+	// or queue). Start then returns an error, and the client does not warn that its deliveries
+	// wait on a client never started. Default: false.
+	EnqueueOnly bool
 	// Queue carries jobs. Default: the store's own queue (in the same database: hookd_jobs for SQLite).
 	Queue Queue
 	// Workers is the number of attempts in flight in each lane. Default: 100 first, 50 retry,

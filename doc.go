@@ -21,7 +21,11 @@
 // # Transactions
 //
 // SendTx runs inside the caller's own database transaction, so "order saved" and "webhook queued"
-// commit or roll back together.
+// commit or roll back together. The transaction is begun on the store's DB(); one of another
+// database is ErrUnsupportedTx. On SQLite, which writes through one connection, Send and the
+// client's other writes wait while such a transaction is open, until their context's deadline,
+// and then fail with ErrWriterBusy having written nothing: inside the transaction, send with
+// SendTx.
 //
 // # Glossary
 //

@@ -2,6 +2,7 @@ package hookd_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -72,4 +73,48 @@ func Example() {
 	// deliveries: 1
 	// verified: true webhook-id is the message id: true
 	// delivery: delivered after 1 attempt
+}
+
+// Set up an application and its endpoint so that the code may run again: the second run finds
+// what the first created, and a plain create of a taken uid says which.
+func ExampleClient_GetOrCreateApplication() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "hookd-example-")
+	defer os.RemoveAll(dir)
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "hookd.db"), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	client, err := hookd.NewClient(store, nil)
+	if err != nil {
+		panic(err)
+	}
+
+	setUp := func() (*hookd.Application, *hookd.Endpoint) {
+		app, err := client.GetOrCreateApplication(ctx, &hookd.ApplicationIn{Name: "Acme", UID: "acme"})
+		if err != nil {
+			panic(err)
+		}
+		ep, err := client.CreateEndpoint(ctx, "acme", &hookd.EndpointIn{UID: "invoices", URL: "https://acme.example/webhooks"})
+		if errors.Is(err, hookd.ErrConflict) { // created by an earlier run
+			ep, err = client.GetEndpoint(ctx, "acme", "invoices")
+		}
+		if err != nil {
+			panic(err)
+		}
+		return app, ep
+	}
+	app1, ep1 := setUp()
+	app2, ep2 := setUp()
+	fmt.Println("same application:", app1.ID == app2.ID, "same endpoint:", ep1.ID == ep2.ID)
+
+	_, err = client.CreateApplication(ctx, &hookd.ApplicationIn{Name: "Acme", UID: "acme"})
+	var ce *hookd.ConflictError
+	if errors.As(err, &ce) {
+		fmt.Println("taken:", ce.Entity, ce.Field, ce.Value)
+	}
+	// Output:
+	// same application: true same endpoint: true
+	// taken: application uid acme
 }

@@ -1,6 +1,7 @@
 package hookd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,8 +35,12 @@ type MessageIn struct {
 	EventID string
 	// Channels limit the message to endpoints that subscribe to one of them. Optional.
 	Channels []string
-	// Payload is the message body: json.RawMessage or []byte holding a JSON object is used as it
-	// is; any other value is encoded with encoding/json. Required.
+	// Payload is the message body, a JSON object: json.RawMessage or []byte holding one is used as
+	// it is, byte for byte; any other value (a struct, a map) is encoded with encoding/json.
+	// Anything that is not an object (42, "str", [1,2], null) is a *ValidationError naming
+	// "payload", on Send, SendTx and SendToEndpoint alike, as the API refuses it with a 422:
+	// Svix's SDKs read a payload as an object, and one message that is not makes their message
+	// list fail for the whole application. Required.
 	Payload any
 	// Tags label the message for the message list's tag filter (Svix's tags): at most 5, each of
 	// at most 128 bytes of printable text; repeats are dropped. Optional.
@@ -59,6 +64,13 @@ type SendResult struct {
 // Send writes the message, one delivery per matching endpoint of the application (by id or uid),
 // and one job per delivery, in one transaction (shared with concurrent Sends). It never waits on
 // a customer's server.
+//
+// ctx bounds the wait to begin writing (behind concurrent Sends, and for the store's write
+// connection): when it ends first, Send returns an error wrapping ErrWriterBusy and ctx's error,
+// and nothing was written. Once the transaction has begun, it commits or rolls back whole, even
+// if ctx ends meanwhile: the message is never half written. On SQLite, whose store writes through
+// one connection, a Send while the app holds a transaction open on store.DB() waits for that
+// transaction to end: send inside it with SendTx, or commit it first.
 func (c *Client) Send(ctx context.Context, app string, msg *MessageIn) (*SendResult, error) {
 	m, err := c.prepare(msg)
 	if err != nil {
@@ -67,10 +79,11 @@ func (c *Client) Send(ctx context.Context, app string, msg *MessageIn) (*SendRes
 	return c.joinSendBatch(ctx, app, m)
 }
 
-// SendTx is Send inside the caller's own transaction (a *sql.Tx from the store's database, or
+// SendTx is Send inside the caller's own transaction (a *sql.Tx begun on the store's DB(), or
 // what the store's WrapTx accepts): when the caller commits, the message, its deliveries and their
 // jobs commit with the caller's own writes; when it rolls back, nothing is left. The caller
-// commits; the deliveries start after the commit.
+// commits; the deliveries start after the commit. A transaction the store cannot use (SQLite: one
+// of another database) is ErrUnsupportedTx, and one already ended is sql.ErrTxDone.
 func (c *Client) SendTx(ctx context.Context, tx any, app string, msg *MessageIn) (*SendResult, error) {
 	m, err := c.prepare(msg)
 	if err != nil {
@@ -124,6 +137,7 @@ func (c *Client) SendToEndpoint(ctx context.Context, app, endpoint string, msg *
 		if err := tx.InsertDeliveries(ctx, []Delivery{d}); err != nil {
 			return err
 		}
+		c.noteUnworked(d.ID)
 		return c.queue.EnqueueTx(ctx, tx, []Job{{DeliveryID: d.ID, Attempt: 1, Trigger: TriggerScheduled}})
 	})
 	if err != nil {
@@ -205,8 +219,8 @@ func checkTags(tags []string) ([]string, error) {
 	return out, nil
 }
 
-// encodePayload returns the payload's JSON. Raw JSON is checked, not rewritten, so the bytes a
-// receiver gets are the bytes the producer gave.
+// encodePayload returns the payload's JSON, which must be an object (MessageIn.Payload). Raw JSON
+// is checked, not rewritten, so the bytes a receiver gets are the bytes the producer gave.
 func encodePayload(p any) (json.RawMessage, error) {
 	var raw []byte
 	switch v := p.(type) {
@@ -226,7 +240,25 @@ func encodePayload(p any) (json.RawMessage, error) {
 	if !json.Valid(raw) {
 		return nil, invalid("payload", "is not valid JSON")
 	}
+	if v := bytes.TrimLeft(raw, " \t\r\n"); v[0] != '{' {
+		return nil, invalid("payload", "must be a JSON object, not "+jsonKind(v[0]))
+	}
 	return slices.Clone(json.RawMessage(raw)), nil
+}
+
+// jsonKind names the kind of JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch c {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
 }
 
 // GetMessage returns a message of an application by id or event id.

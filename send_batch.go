@@ -2,12 +2,14 @@ package hookd
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 )
 
-// The steps of a Send: joinSendBatch waits in a batch or leads one; leadSendBatch takes the
-// batch and hands the lead on; commitSendBatch writes the batch in one transaction
-// (writeSends, send_write.go).
+// The steps of a Send: joinSendBatch waits in a batch or leads one; leadSendBatch writes a
+// batch and hands the lead on; commitSendBatch begins a transaction, takes the batch and writes
+// it (writeSends, send_write.go).
 
 // sendBatcher commits concurrent Sends together: a caller that finds fewer than max batches
 // running leads one, writing its own Send and every Send waiting by then in one transaction, and
@@ -33,6 +35,7 @@ const sendBatchesApart = 2
 
 // pendingSend is one Send in the batcher: waiting in a batch, leading one, or answered.
 type pendingSend struct {
+	ctx  context.Context // the caller's: it bounds the wait to begin writing, never the writing
 	app  string
 	msg  *Message
 	res  *SendResult
@@ -46,9 +49,11 @@ type pendingSend struct {
 }
 
 // joinSendBatch writes m for app in a batch with concurrent sends: it waits for a batch to
-// take it, or leads one.
+// take it, or leads one. A caller whose ctx ends while it waits in pending leaves with an error
+// wrapping ErrWriterBusy; once a batch has taken it, the batch commits or rolls back whole, and
+// the caller has its outcome.
 func (c *Client) joinSendBatch(ctx context.Context, app string, m *Message) (*SendResult, error) {
-	it := &pendingSend{app: app, msg: m, done: make(chan struct{}), lead: make(chan struct{})}
+	it := &pendingSend{ctx: ctx, app: app, msg: m, done: make(chan struct{}), lead: make(chan struct{})}
 	b := &c.sends
 	b.mu.Lock()
 	leader := b.running < max(b.max, 1)
@@ -63,23 +68,49 @@ func (c *Client) joinSendBatch(ctx context.Context, app string, m *Message) (*Se
 		case <-it.done:
 			return it.res, it.err
 		case <-it.lead:
+		case <-ctx.Done():
+			if b.leave(it) {
+				return nil, fmt.Errorf("hookd: send to application %q: %w: waited behind earlier sends (likely cause: a transaction open on the same store; send inside it with SendTx, or commit it first): %w", app, ErrWriterBusy, ctx.Err())
+			}
+			// Taken into a batch, or handed the lead, meanwhile.
+			select {
+			case <-it.done:
+				return it.res, it.err
+			case <-it.lead:
+			}
 		}
 	}
-	c.leadSendBatch(context.WithoutCancel(ctx), it)
+	c.leadSendBatch(it)
 	<-it.done
 	return it.res, it.err
 }
 
-// leadSendBatch commits first and every pending send, then passes the lead on (or ends the run).
-func (c *Client) leadSendBatch(ctx context.Context, first *pendingSend) {
-	b := &c.sends
+// leave takes it out of pending, and reports whether it was still there.
+func (b *sendBatcher) leave(it *pendingSend) bool {
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := slices.Index(b.pending, it)
+	if i < 0 {
+		return false
+	}
+	b.pending = slices.Delete(b.pending, i, i+1)
+	return true
+}
+
+// take returns first and every pending send, as one batch.
+func (b *sendBatcher) take(first *pendingSend) []*pendingSend {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	batch := append([]*pendingSend{first}, b.pending...)
 	b.pending = nil
-	b.mu.Unlock()
+	return batch
+}
 
-	c.commitSendBatch(ctx, batch)
-
+// leadSendBatch commits first and every send pending once its transaction has begun, then
+// passes the lead on (or ends the run).
+func (c *Client) leadSendBatch(first *pendingSend) {
+	c.commitSendBatch(first, func() []*pendingSend { return c.sends.take(first) })
+	b := &c.sends
 	b.mu.Lock()
 	if len(b.pending) > 0 {
 		next := b.pending[0]
@@ -91,27 +122,50 @@ func (c *Client) leadSendBatch(ctx context.Context, first *pendingSend) {
 	b.mu.Unlock()
 }
 
-// commitSendBatch writes a batch in one transaction (writeSends); when it fails, each send is
+// sendContext is the context a send writes in: it waits to begin until the caller's ctx ends,
+// and is not cancelled once begun, since the transaction may carry other callers' sends.
+func sendContext(ctx context.Context) context.Context {
+	return BeginWithin(context.WithoutCancel(ctx), ctx)
+}
+
+// commitSendBatch writes the batch take returns (first and the sends pending) once its
+// transaction has begun, in that one transaction (writeSends); when it fails, each send is
 // written alone so that one bad send fails only itself. A send refused before any write keeps
-// its error.
-func (c *Client) commitSendBatch(ctx context.Context, batch []*pendingSend) {
-	if len(batch) > 1 {
-		err := c.store.InTx(ctx, func(tx Tx) error { return c.writeSends(ctx, tx, batch) })
-		if err == nil {
-			for _, it := range batch {
-				close(it.done)
-			}
-			return
+// its error. When first's wait to begin ends first, only first fails, and take is not called:
+// the sends pending stay, for the next lead.
+func (c *Client) commitSendBatch(first *pendingSend, take func() []*pendingSend) {
+	ctx := sendContext(first.ctx)
+	var batch []*pendingSend
+	err := c.store.InTx(ctx, func(tx Tx) error {
+		if batch == nil {
+			batch = take()
 		}
+		return c.writeSends(ctx, tx, batch)
+	})
+	switch {
+	case batch == nil: // never begun: nothing was written
+		first.res, first.err = nil, fmt.Errorf("hookd: send to application %q: %w", first.app, err)
+		close(first.done)
+		return
+	case err == nil:
 		for _, it := range batch {
-			it.res = nil
-			if !refusedBeforeWrite(it.err) {
-				it.err = nil
-			}
+			close(it.done)
+		}
+		return
+	case len(batch) == 1: // written alone already
+		first.res, first.err = nil, err
+		close(first.done)
+		return
+	}
+	for _, it := range batch {
+		it.res = nil
+		if !refusedBeforeWrite(it.err) {
+			it.err = nil
 		}
 	}
 	for _, it := range batch {
 		if it.err == nil {
+			ctx := sendContext(it.ctx)
 			if err := c.store.InTx(ctx, func(tx Tx) error { return c.writeSends(ctx, tx, []*pendingSend{it}) }); err != nil {
 				it.err = err
 			}

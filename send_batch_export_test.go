@@ -14,10 +14,12 @@ func (c *Client) SendBatchForTest(ctx context.Context, apps []string, msgs []*Me
 			errs[i] = err
 			continue
 		}
-		batch = append(batch, &pendingSend{app: apps[i], msg: m, done: make(chan struct{}), lead: make(chan struct{})})
+		batch = append(batch, &pendingSend{ctx: ctx, app: apps[i], msg: m, done: make(chan struct{}), lead: make(chan struct{})})
 		at = append(at, i)
 	}
-	c.commitSendBatch(ctx, batch)
+	if len(batch) > 0 {
+		c.commitSendBatch(batch[0], func() []*pendingSend { return batch })
+	}
 	for j, it := range batch {
 		res[at[j]], errs[at[j]] = it.res, it.err
 	}

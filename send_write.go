@@ -91,6 +91,7 @@ func (c *Client) writeSends(ctx context.Context, tx Tx, sends []*pendingSend) er
 		if err := tx.InsertDeliveries(ctx, deliveries); err != nil {
 			return fmt.Errorf("hookd: send: %w", err)
 		}
+		c.noteUnworked(deliveries[0].ID)
 	}
 	if len(jobs) > 0 {
 		if err := c.queue.EnqueueTx(ctx, tx, jobs); err != nil {

@@ -8,8 +8,8 @@ import (
 // Store is hookd's persistence. Every SQL statement lives behind it, in one package per backend
 // (sqlite, postgres); each passes the conformance suite in package storetest.
 //
-// Stores return ErrNotFound for a missing row and ErrConflict for a unique key taken, wrapped with
-// the operation.
+// Stores return ErrNotFound for a missing row and ErrConflict for a unique key taken (a
+// *ConflictError naming an application's or an endpoint's id or uid), wrapped with the operation.
 type Store interface {
 	Reader
 
@@ -41,6 +41,25 @@ func IsBackgroundWrite(ctx context.Context) bool {
 }
 
 type backgroundKey struct{}
+
+// BeginWithin marks ctx so that a store's InTx waits to begin (for its turn and a connection)
+// only until wait ends, and then runs the transaction on ctx alone: a caller whose transaction
+// carries other callers' writes (a batch of Sends) gives up waiting at its own deadline, yet
+// never cancels a transaction it has begun. A wait that ends first is an error wrapping
+// ErrWriterBusy and wait's error, and nothing was written.
+func BeginWithin(ctx, wait context.Context) context.Context {
+	return context.WithValue(ctx, beginKey{}, wait)
+}
+
+// BeginContext returns what bounds InTx's wait to begin: the wait given to BeginWithin, or ctx.
+func BeginContext(ctx context.Context) context.Context {
+	if w, ok := ctx.Value(beginKey{}).(context.Context); ok {
+		return w
+	}
+	return ctx
+}
+
+type beginKey struct{}
 
 // InProcessStore is a Store whose database runs inside this process (SQLite), so that its
 // queries are this process's CPU. A Client gives such a store's jobs active places by default

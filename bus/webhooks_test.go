@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/netip"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,13 +22,18 @@ import (
 // fanout is a hookd client and a bus on one SQLite file, with the webhook fan-out subscribed, and
 // a verifying receiver.
 type fanout struct {
-	store  *sqlite.Store
-	client *hookd.Client
-	bus    *bus.Bus
-	recv   *hookdtest.Receiver
+	store    *sqlite.Store
+	client   *hookd.Client
+	bus      *bus.Bus
+	recv     *hookdtest.Receiver
+	webhooks *bus.Webhooks
+	busLog   *logcheck.Log // the bus's
 }
 
-func newFanout(t *testing.T) *fanout {
+func newFanout(t *testing.T) *fanout { return newFanoutWith(t, nil) }
+
+// newFanoutWith is newFanout with the fan-out's options.
+func newFanoutWith(t *testing.T, opts *bus.WebhookOptions) *fanout {
 	t.Helper()
 	ctx := context.Background()
 	log := logcheck.New(t) // the store's and the client's
@@ -54,16 +60,17 @@ func newFanout(t *testing.T) *fanout {
 		defer cancel()
 		c.Stop(ctx)
 	})
-	b := newBus(t, s, &bus.Config{PollInterval: 20 * time.Millisecond})
-	bus.SubscribeWebhooks(b, c, bus.EventMap{
+	busLog := logcheck.New(t)
+	b := newBus(t, s, &bus.Config{PollInterval: 20 * time.Millisecond, Logger: busLog.Logger()})
+	w := bus.SubscribeWebhooks(b, c, bus.EventMap{
 		"tenancy.invitation.created":   "invitation.created",
 		"billing.subscription.updated": "subscription.updated",
 		"iam.user.registered":          "user.registered",
-	})
+	}, opts)
 	if err := b.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return &fanout{store: s, client: c, bus: b, recv: recv}
+	return &fanout{store: s, client: c, bus: b, recv: recv, webhooks: w, busLog: busLog}
 }
 
 // customer creates the application of an organization with one endpoint at path.
@@ -155,6 +162,93 @@ func TestWebhookFanout(t *testing.T) {
 	}
 	if n := len(f.recv.Requests("")); n != 2 {
 		t.Errorf("%d webhooks in all, want 2", n)
+	}
+	if got, want := f.webhooks.Counts(), (bus.WebhookCounts{Sent: 2, NoApplication: 1, UnknownApplication: 1}); got != want {
+		t.Errorf("counts %+v, want %+v", got, want)
+	}
+}
+
+// An ApplicationFunc routes events by what the app says; what it cannot route, and what hookd
+// refuses, is counted, and each event name is logged once for each cause, not once an event.
+func TestWebhookFanoutApplicationFunc(t *testing.T) {
+	f := newFanoutWith(t, &bus.WebhookOptions{ApplicationFunc: func(_ context.Context, d *bus.Dispatch) (string, error) {
+		var p struct {
+			Tenant string `json:"tenant"`
+		}
+		if json.Unmarshal(d.Payload, &p) != nil || p.Tenant == "" {
+			if d.Name == "billing.subscription.updated" {
+				return "acme-billing", nil // every subscription event goes to one application
+			}
+			return "", nil
+		}
+		return "tenant-" + p.Tenant, nil
+	}})
+	f.customer(t, "tenant-acme", "/acme", hookd.SchemeStandard)
+	var evs []bus.Event
+	for range 3 {
+		evs = append(evs,
+			bus.Event{Name: "tenancy.invitation.created", Payload: map[string]string{"organizationId": "org_acme"}}, // no tenant
+			bus.Event{Name: "iam.user.registered", Payload: map[string]string{"tenant": "globex"}},                  // unknown
+		)
+	}
+	evs = append(evs,
+		bus.Event{Name: "tenancy.invitation.created", Payload: map[string]string{"tenant": "acme", "email": "a@acme.test"}},
+		bus.Event{Name: "billing.subscription.updated", Payload: []int{1, 2}}, // not an object
+	)
+	f.publish(t, evs...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := f.recv.Wait(ctx, "/acme", 1); err != nil {
+		t.Fatal(err)
+	}
+	want := bus.WebhookCounts{Sent: 1, NoApplication: 3, UnknownApplication: 3, Refused: 1}
+	for f.webhooks.Counts() != want && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := f.webhooks.Counts(); got != want || got.Skipped() != 7 {
+		t.Fatalf("counts %+v, want %+v", got, want)
+	}
+	logs := f.busLog.String()
+	for _, line := range []string{
+		`cause="no application" name=tenancy.invitation.created`,
+		`cause="unknown application" name=iam.user.registered type=user.registered`,
+		`cause="refused by hookd" name=billing.subscription.updated`,
+	} {
+		if n := strings.Count(logs, line); n != 1 {
+			t.Errorf("%d lines with %s, want 1; logs:\n%s", n, line, logs)
+		}
+	}
+	if n := strings.Count(logs, "webhook skipped"); n != 3 {
+		t.Errorf("%d skip lines for 7 skips of 3 names and causes, want 3:\n%s", n, logs)
+	}
+}
+
+// An error from ApplicationFunc fails the attempt: the event waits for its retry.
+func TestWebhookFanoutApplicationFuncError(t *testing.T) {
+	var calls atomic.Int64
+	f := newFanoutWith(t, &bus.WebhookOptions{ApplicationFunc: func(context.Context, *bus.Dispatch) (string, error) {
+		calls.Add(1)
+		return "", context.DeadlineExceeded
+	}})
+	f.publish(t, bus.Event{Name: "tenancy.invitation.created", Payload: map[string]string{"tenant": "acme"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for calls.Load() == 0 && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	var due []bus.Record
+	for ctx.Err() == nil {
+		var err error
+		if due, err = f.store.DueEvents(ctx, time.Now().Add(time.Hour), 10); err != nil {
+			t.Fatal(err)
+		}
+		if len(due) == 1 && due[0].LastError != "" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(due) != 1 || due[0].Attempts != 1 || !strings.Contains(due[0].LastError, "deadline") || f.webhooks.Counts() != (bus.WebhookCounts{}) {
+		t.Fatalf("due %+v, counts %+v; want the event failed once, waiting for its retry, nothing counted", due, f.webhooks.Counts())
 	}
 }
 

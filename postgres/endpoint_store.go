@@ -22,7 +22,8 @@ func (q *queries) GetEndpointByID(ctx context.Context, id string) (*hookd.Endpoi
 }
 
 // InsertEndpoint writes the endpoint, every field as given (health included), and its first key.
-// A missing application is hookd.ErrNotFound; a uid taken in the application, hookd.ErrConflict.
+// A missing application is hookd.ErrNotFound; an id, or a uid taken in the application, is a
+// *hookd.ConflictError naming it (hookd.ErrConflict).
 func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.SigningKey) error {
 	c, err := sqlcodec.EncodeEndpointConfig(ep)
 	if err != nil {
@@ -41,7 +42,7 @@ func (t *txn) InsertEndpoint(ctx context.Context, ep *hookd.Endpoint, key hookd.
 		ep.LastError, nullTime(ep.LastSuccessAt), nullTime(ep.FailingSince), ep.ConsecutiveFailures,
 		sqlcodec.EncodeSchedule(ep.RetrySchedule), sqlcodec.EncodeTimeout(ep.AttemptTimeout), ep.Ordered)
 	if err != nil {
-		return fmt.Errorf("insert endpoint %s: %w", ep.ID, classify(err))
+		return fmt.Errorf("insert endpoint %s: %w", ep.ID, conflictOf(classify(err), "endpoint", ep.ID, ep.UID))
 	}
 	if err := t.insertKey(ctx, ep.ID, key); err != nil {
 		return fmt.Errorf("insert endpoint %s: %w", ep.ID, err)
@@ -89,7 +90,7 @@ func (t *txn) UpdateEndpoint(ctx context.Context, ep *hookd.Endpoint) error {
 		ep.MaxInFlight, c.Headers, string(ep.Scheme), c.Metadata, ep.UpdatedAt,
 		sqlcodec.EncodeSchedule(ep.RetrySchedule), sqlcodec.EncodeTimeout(ep.AttemptTimeout), ep.Ordered, ep.ID))
 	if err != nil {
-		return fmt.Errorf("update endpoint %s: %w", ep.ID, err)
+		return fmt.Errorf("update endpoint %s: %w", ep.ID, conflictOf(err, "endpoint", ep.ID, ep.UID))
 	}
 	return nil
 }

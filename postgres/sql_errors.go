@@ -47,6 +47,48 @@ func classify(err error) error {
 	return err
 }
 
+// conflictOf returns err, when it says that a unique key of an entity (an application, an
+// endpoint) is taken, as a *hookd.ConflictError naming the key by its last column, id or uid (an
+// endpoint's uid is unique within its application: (app_id, uid)), with the entity's id or uid.
+// Any other error comes back as it is.
+func conflictOf(err error, entity, id, uid string) error {
+	cols := conflictColumns(err)
+	if len(cols) == 0 {
+		return err
+	}
+	ce := &hookd.ConflictError{Entity: entity, Field: cols[len(cols)-1], Err: err}
+	switch ce.Field {
+	case "id":
+		ce.Value = id
+	case "uid":
+		ce.Value = uid
+	}
+	return ce
+}
+
+// conflictColumns returns the columns of the unique key that err says is taken, read from the
+// server's detail ("Key (app_id, uid)=(...) already exists.", whose values are not kept), or nil
+// when err says no such thing.
+func conflictColumns(err error) []string {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != codeUniqueViolation {
+		return nil
+	}
+	rest, ok := strings.CutPrefix(pe.Detail, "Key (")
+	if !ok {
+		return nil
+	}
+	list, _, ok := strings.Cut(rest, ")=")
+	if !ok {
+		return nil
+	}
+	var cols []string
+	for col := range strings.SplitSeq(list, ",") {
+		cols = append(cols, strings.Trim(strings.TrimSpace(col), `"`))
+	}
+	return cols
+}
+
 // unavailable marks err as hookd.ErrUnavailable when it says the database could not be reached
 // and is not marked yet, and returns any other error as it is. Every statement of the store's
 // conn passes its error here (conn.go); InTx passes its function's too, for what ran outside the

@@ -42,6 +42,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -50,6 +51,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -232,9 +234,17 @@ func (s *Store) Close() error {
 // The transaction's statements are pipelined on one connection of the pool (pipeConn): BEGIN
 // goes with the first, and writes held by HoldWrites go with COMMIT. Its Raw is a pgx.Tx on that
 // connection, begun when first asked for.
+//
+// It waits for a connection of the pool until hookd.BeginContext(ctx) ends; a wait that ends
+// first wraps hookd.ErrWriterBusy.
 func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) error {
-	pc, err := s.pool.Acquire(ctx)
+	wait := hookd.BeginContext(ctx)
+	pc, err := s.pool.Acquire(wait)
 	if err != nil {
+		var ce *pgconn.ConnectError // a connection being made when the wait ended: the database is unreachable
+		if wait.Err() != nil && !errors.As(err, &ce) {
+			return fmt.Errorf("begin transaction: %w: every connection of the pool stayed taken: %w", hookd.ErrWriterBusy, err)
+		}
 		return fmt.Errorf("begin transaction: %w", classify(err))
 	}
 	p := &pipeConn{c: pc, ctx: ctx}

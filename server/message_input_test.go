@@ -70,6 +70,7 @@ func TestMessageAndAttemptBadInput(t *testing.T) {
 		{"raw payload 129 levels deep", "POST", create, `{"eventType":"a.b","payload":{},"transformationsParams":{"rawPayload":` +
 			strconv.Quote(nestedPayload(129)) + `}}`, 422, "transformationsParams.rawPayload"},
 		{"raw payload not JSON", "POST", create, `{"eventType":"a.b","payload":{},"transformationsParams":{"rawPayload":"<xml/>"}}`, 422, "transformationsParams.rawPayload"},
+		{"raw payload an array", "POST", create, `{"eventType":"a.b","payload":{},"transformationsParams":{"rawPayload":"[1,2]"}}`, 422, "transformationsParams.rawPayload"},
 		{"application without uid", "POST", "/api/v1/app/nope/msg", `{"eventType":"a.b","payload":{},"application":{"name":"N"}}`, 422, "application.uid"},
 		{"application uid mismatch", "POST", "/api/v1/app/nope/msg", `{"eventType":"a.b","payload":{},"application":{"name":"N","uid":"other-uid"}}`, 422, "application.uid"},
 		{"application without name", "POST", "/api/v1/app/nope/msg", `{"eventType":"a.b","payload":{},"application":{"uid":"nope"}}`, 422, "application.name"},

@@ -111,6 +111,9 @@ func (in *msgIn) check() (*hookd.MessageIn, error) {
 		if !json.Valid(raw) {
 			return nil, invalidField("body", "transformationsParams.rawPayload", "must be JSON: hookd sends JSON payloads only")
 		}
+		if bytes.TrimLeft(raw, " \t\r\n")[0] != '{' {
+			return nil, invalidField("body", "transformationsParams.rawPayload", "must be a JSON object, as payload is")
+		}
 		if err := checkPayloadDepth("transformationsParams.rawPayload", raw); err != nil {
 			return nil, err
 		}

@@ -10,7 +10,8 @@ import (
 
 const applicationCols = `a.id, a.uid, a.name, a.throttle_rate, a.metadata, a.created_at, a.updated_at, a.retry_schedule, a.timeout_ms`
 
-// InsertApplication writes a new application.
+// InsertApplication writes a new application. An id or uid taken is a *hookd.ConflictError
+// naming it (hookd.ErrConflict).
 func (t *txn) InsertApplication(ctx context.Context, app *hookd.Application) error {
 	metadata, err := sqlcodec.EncodeMap(app.Metadata)
 	if err != nil {
@@ -23,7 +24,7 @@ func (t *txn) InsertApplication(ctx context.Context, app *hookd.Application) err
 		micros(app.CreatedAt), micros(app.UpdatedAt), sqlcodec.EncodeSchedule(app.RetrySchedule),
 		sqlcodec.EncodeTimeout(app.AttemptTimeout))
 	if err != nil {
-		return fmt.Errorf("insert application %s: %w", app.ID, classify(err))
+		return fmt.Errorf("insert application %s: %w", app.ID, conflictOf(classify(err), "application", app.ID, app.UID))
 	}
 	return nil
 }
@@ -40,7 +41,7 @@ func (t *txn) UpdateApplication(ctx context.Context, app *hookd.Application) err
 		sqlcodec.NullString(app.UID), app.Name, app.ThrottleRate, metadata, micros(app.UpdatedAt),
 		sqlcodec.EncodeSchedule(app.RetrySchedule), sqlcodec.EncodeTimeout(app.AttemptTimeout), app.ID))
 	if err != nil {
-		return fmt.Errorf("update application %s: %w", app.ID, err)
+		return fmt.Errorf("update application %s: %w", app.ID, conflictOf(err, "application", app.ID, app.UID))
 	}
 	return nil
 }

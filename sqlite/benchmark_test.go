@@ -117,6 +117,43 @@ func BenchmarkSend(b *testing.B) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "sends/s")
 }
 
+// BenchmarkSendTx is BenchmarkSend in the app's own transaction, as SendTx writes it: begun on
+// DB(), adapted by WrapTx, committed by the app.
+//
+//	go test -run '^$' -bench 'SendTx$' -benchtime 2000x ./sqlite
+func BenchmarkSendTx(b *testing.B) {
+	ctx := b.Context()
+	s, _ := benchSetup(b, 10, 0)
+	eps, err := s.EnabledEndpoints(ctx, "app_bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	payload := []byte(`{"invoice":"in_1","amount":4200}`)
+	n := 0
+	for b.Loop() {
+		n++
+		msg, ds := benchSendRows(n, eps, payload)
+		sqlTx, err := s.DB().BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tx, err := s.WrapTx(sqlTx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := tx.InsertMessage(ctx, &msg); err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.InsertDeliveries(ctx, ds); err != nil {
+			b.Fatal(err)
+		}
+		if err := sqlTx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "sends/s")
+}
+
 // BenchmarkLoadWork reads a delivery and its message, as the worker does before each attempt.
 func BenchmarkLoadWork(b *testing.B) {
 	ctx := b.Context()

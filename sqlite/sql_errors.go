@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -32,6 +33,53 @@ func classify(err error) error {
 		}
 	}
 	return unavailable(err)
+}
+
+// conflictOf returns err, when it says that a unique key of an entity (an application, an
+// endpoint) is taken, as a *hookd.ConflictError naming the key by its last column, id or uid (an
+// endpoint's uid is unique within its application: (app_id, uid)), with the entity's id or uid.
+// Any other error comes back as it is.
+func conflictOf(err error, entity, id, uid string) error {
+	cols := conflictColumns(err)
+	if len(cols) == 0 {
+		return err
+	}
+	ce := &hookd.ConflictError{Entity: entity, Field: cols[len(cols)-1], Err: err}
+	switch ce.Field {
+	case "id":
+		ce.Value = id
+	case "uid":
+		ce.Value = uid
+	}
+	return ce
+}
+
+// conflictColumns returns the columns of the unique key that err says is taken, without their
+// table (SQLite's message: "UNIQUE constraint failed: hookd_endpoints.app_id,
+// hookd_endpoints.uid"), or nil when err says no such thing.
+func conflictColumns(err error) []string {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return nil
+	}
+	if c := se.Code(); c != sqlite3.SQLITE_CONSTRAINT_UNIQUE && c != sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
+		return nil
+	}
+	msg := se.Error()
+	i := strings.LastIndex(msg, "constraint failed: ")
+	if i < 0 {
+		return nil
+	}
+	list, _, _ := strings.Cut(msg[i+len("constraint failed: "):], " (")
+	var cols []string
+	for col := range strings.SplitSeq(list, ",") {
+		col = strings.TrimSpace(col)
+		if _, name, ok := strings.Cut(col, "."); ok {
+			col = name
+		}
+		cols = append(cols, col)
+	}
+	return cols
 }
 
 // fileFault reports whether an SQLite result code (primary or extended) says that the database's

@@ -25,8 +25,9 @@
 //
 // Writes go through one connection (SQLite has one writer; more connections only wait on its
 // lock), so a transaction holds every writer: keep transactions short, and inside InTx or a
-// wrapped transaction use only that transaction, never the Store or DB() (it would wait forever
-// for the connection the transaction holds). InTx begins a request's transaction (a Send's)
+// wrapped transaction use only that transaction, never the Store, DB() or a hookd.Client's Send
+// (each waits for the connection the transaction holds: DB() until its context ends, the
+// store's own writes until theirs ends and then fail with hookd.ErrWriterBusy). InTx begins a request's transaction (a Send's)
 // before the background ones waiting (hookd.BackgroundWrite: attempt records, job outcomes),
 // which wait at most 50 ms behind requests. The Store's own reads and the queue's fetches go
 // through four more connections, which WAL lets read beside the writer.
@@ -142,6 +143,9 @@ type Store struct {
 	queueRunning atomic.Bool
 	// gate orders InTx's transactions on the write connection.
 	gate writeGate
+	// connWait is set while the gate's holder waits for the write connection, which then only
+	// a transaction begun on DB() can hold.
+	connWait atomic.Bool
 }
 
 var (
@@ -302,9 +306,17 @@ func (s *Store) Close() error {
 // when fn panics). When the file cannot be written (the disk full, an I/O error, the file made
 // read-only) the error wraps hookd.ErrUnavailable: nothing of the transaction was written, and the
 // same call succeeds once the cause is gone.
+//
+// It waits for its turn and for the write connection until hookd.BeginContext(ctx) ends; a wait
+// that ends first wraps hookd.ErrWriterBusy. Once no transaction of the store's own holds the
+// connection, only one begun on DB() can: the error then says so.
 func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) (err error) {
-	if err := s.gate.acquire(ctx, hookd.IsBackgroundWrite(ctx)); err != nil {
-		return fmt.Errorf("begin transaction: %w", err)
+	wait := hookd.BeginContext(ctx)
+	if err := s.gate.acquire(wait, hookd.IsBackgroundWrite(ctx)); err != nil {
+		if s.connWait.Load() { // the transaction ahead waits for the connection
+			return fmt.Errorf("begin transaction: %w: %s: %w", hookd.ErrWriterBusy, heldOutside, err)
+		}
+		return fmt.Errorf("begin transaction: waited for the store's other transactions: %w: %w", hookd.ErrWriterBusy, err)
 	}
 	gateHeld := true
 	defer func() {
@@ -312,7 +324,22 @@ func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) (err error
 			s.gate.release()
 		}
 	}()
-	sqlTx, err := s.db.BeginTx(ctx, nil)
+	s.connWait.Store(true)
+	conn, err := s.db.Conn(wait)
+	s.connWait.Store(false)
+	if err != nil {
+		if wait.Err() != nil {
+			return fmt.Errorf("begin transaction: %w: %s: %w", hookd.ErrWriterBusy, heldOutside, err)
+		}
+		return fmt.Errorf("begin transaction: %w", unavailable(err))
+	}
+	connHeld := true
+	defer func() {
+		if connHeld {
+			_ = conn.Close()
+		}
+	}()
+	sqlTx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", unavailable(err))
 	}
@@ -331,6 +358,8 @@ func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) (err error
 	}
 	committed = true
 	// The after-commit functions (a Redis enqueue) run once the next writer may go.
+	connHeld = false
+	_ = conn.Close()
 	gateHeld = false
 	s.gate.release()
 	for _, f := range t.onCommit {
@@ -339,12 +368,27 @@ func (s *Store) InTx(ctx context.Context, fn func(tx hookd.Tx) error) (err error
 	return nil
 }
 
-// WrapTx adapts a *sql.Tx begun on DB(). Any other type gives hookd.ErrUnsupportedTx. The caller
-// commits or rolls back.
+// heldOutside says what holds the write connection when none of the store's own transactions
+// does (they take it in turn, through the gate).
+const heldOutside = "a transaction open on this store's DB() holds its one write connection " +
+	"(inside it use only that transaction: send with SendTx), or commit it first"
+
+// WrapTx adapts a *sql.Tx begun on DB(). Any other type, and a *sql.Tx of another database (a
+// PostgreSQL one, another SQLite file, another *sql.DB on this file), gives an error wrapping
+// hookd.ErrUnsupportedTx that says to begin it on DB(); one already committed or rolled back
+// gives sql.ErrTxDone. The caller commits or rolls back.
 func (s *Store) WrapTx(raw any) (hookd.Tx, error) {
 	sqlTx, ok := raw.(*sql.Tx)
 	if !ok || sqlTx == nil {
-		return nil, fmt.Errorf("wrap transaction of type %T: %w", raw, hookd.ErrUnsupportedTx)
+		return nil, fmt.Errorf("wrap transaction of type %T: %w: begin it on this store's DB()", raw, hookd.ErrUnsupportedTx)
+	}
+	// A statement prepared on DB() binds to the transaction only when it was begun there; Close
+	// reports why not, without a round trip or a statement run.
+	if err := sqlTx.Stmt(s.stmts.getEndpointByID).Close(); err != nil {
+		if errors.Is(err, sql.ErrTxDone) {
+			return nil, fmt.Errorf("wrap transaction: %w", err)
+		}
+		return nil, fmt.Errorf("wrap transaction: %w: it is not of this store's database %s; begin it on this store's DB() (%v)", hookd.ErrUnsupportedTx, s.path, err)
 	}
 	t := s.wrap(sqlTx)
 	t.wrapped = true

@@ -61,11 +61,11 @@ var applicationTests = []test{
 		err := f.writeErr(func(tx hookd.Tx) error {
 			return tx.InsertApplication(f.ctx, &hookd.Application{ID: newID("app_"), UID: "order:1001", CreatedAt: at(0), UpdatedAt: at(0)})
 		})
-		f.isErr(err, hookd.ErrConflict)
+		f.isConflict(err, "application", "uid", "order:1001")
 		err = f.writeErr(func(tx hookd.Tx) error {
 			return tx.InsertApplication(f.ctx, &hookd.Application{ID: app.ID, CreatedAt: at(0), UpdatedAt: at(0)})
 		})
-		f.isErr(err, hookd.ErrConflict)
+		f.isConflict(err, "application", "id", app.ID)
 		page, err := f.store.ListApplications(f.ctx, hookd.ListOptions{})
 		f.noErr(err)
 		if len(page.Data) != 3 {
@@ -94,7 +94,7 @@ var applicationTests = []test{
 		equal(t, "uid removed", want, *f.getApp(app.ID))
 
 		upd.UID = other.UID
-		f.isErr(f.writeErr(func(tx hookd.Tx) error { return tx.UpdateApplication(f.ctx, &upd) }), hookd.ErrConflict)
+		f.isConflict(f.writeErr(func(tx hookd.Tx) error { return tx.UpdateApplication(f.ctx, &upd) }), "application", "uid", "taken")
 		missing := hookd.Application{ID: "app_missing", Name: "x"}
 		f.isErr(f.writeErr(func(tx hookd.Tx) error { return tx.UpdateApplication(f.ctx, &missing) }), hookd.ErrNotFound)
 	}},

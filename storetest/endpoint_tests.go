@@ -95,7 +95,7 @@ var endpointTests = []test{
 			ep := hookd.Endpoint{ID: newID("ep_"), AppID: a.ID, UID: "a-b", URL: "https://x.example", CreatedAt: at(0), UpdatedAt: at(0)}
 			return tx.InsertEndpoint(f.ctx, &ep, hookd.SigningKey{Secret: "whsec_x", CreatedAt: at(0)})
 		})
-		f.isErr(err, hookd.ErrConflict)
+		f.isConflict(err, "endpoint", "uid", "a-b")
 	}},
 	{"IDBeforeUID", func(t *testing.T, f *fixture) {
 		app := f.newApp()
@@ -132,7 +132,7 @@ var endpointTests = []test{
 			e := hookd.Endpoint{ID: ep.ID, AppID: app.ID, URL: "https://x.example", CreatedAt: at(0), UpdatedAt: at(0)}
 			return tx.InsertEndpoint(f.ctx, &e, key)
 		})
-		f.isErr(err, hookd.ErrConflict)
+		f.isConflict(err, "endpoint", "id", ep.ID)
 	}},
 	{"UpdateWritesConfigurationOnly", func(t *testing.T, f *fixture) {
 		app := f.newApp()
@@ -165,7 +165,7 @@ var endpointTests = []test{
 		equal(t, "updated", want, *f.getEndpoint(ep.ID))
 
 		upd.UID = "taken"
-		f.isErr(f.writeErr(func(tx hookd.Tx) error { return tx.UpdateEndpoint(f.ctx, &upd) }), hookd.ErrConflict)
+		f.isConflict(f.writeErr(func(tx hookd.Tx) error { return tx.UpdateEndpoint(f.ctx, &upd) }), "endpoint", "uid", "taken")
 		upd.ID = "ep_missing"
 		upd.UID = ""
 		f.isErr(f.writeErr(func(tx hookd.Tx) error { return tx.UpdateEndpoint(f.ctx, &upd) }), hookd.ErrNotFound)

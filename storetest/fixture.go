@@ -87,6 +87,20 @@ func (f *fixture) isErr(err, target error) {
 	}
 }
 
+// isConflict checks that err is a *hookd.ConflictError naming entity's field and value (and so
+// hookd.ErrConflict).
+func (f *fixture) isConflict(err error, entity, field, value string) {
+	f.t.Helper()
+	f.isErr(err, hookd.ErrConflict)
+	var ce *hookd.ConflictError
+	if !errors.As(err, &ce) {
+		f.t.Fatalf("want a *hookd.ConflictError, got %T: %v", err, err)
+	}
+	if ce.Entity != entity || ce.Field != field || ce.Value != value {
+		f.t.Fatalf("conflict names %s %s %q, want %s %s %q (%v)", ce.Entity, ce.Field, ce.Value, entity, field, value, err)
+	}
+}
+
 func (f *fixture) newApp(mods ...func(*hookd.Application)) hookd.Application {
 	f.t.Helper()
 	app := hookd.Application{ID: newID("app_"), Name: "Acme", CreatedAt: at(0), UpdatedAt: at(0)}

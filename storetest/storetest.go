@@ -24,7 +24,9 @@
 //     nil; payloads come back byte for byte.
 //   - Missing rows are hookd.ErrNotFound, for reads and for writes that name a row (an update, a
 //     delete, a key added to a missing endpoint, an attempt of a missing delivery, a row whose parent
-//     is missing); unique keys taken (ids included) are hookd.ErrConflict.
+//     is missing); unique keys taken (ids included) are hookd.ErrConflict, and an application's
+//     or an endpoint's id or uid taken (inserted or updated) is a *hookd.ConflictError naming the
+//     entity, the field and the value.
 //   - A page's Iterator is its last item's id when an item follows it, else "" and Done; its
 //     PrevIterator is its first item's id when an item precedes it, else "". An empty page has
 //     neither and is Done, except when asked for with Backward while items exist: they all follow it,

@@ -109,6 +109,7 @@ func serve(ctx context.Context, e *env, cfg *serveConfig) (err error) {
 		MaxPayload:    cfg.maxPayload,
 		OnAttempt:     m.OnAttempt,
 		Retention:     cfg.retention,
+		EnqueueOnly:   cfg.role == roleAPI, // another process works the jobs: no warning that they wait
 
 		OperationalWebhookURL:    cfg.opsURL,
 		OperationalWebhookSecret: cfg.opsSecret,

@@ -116,7 +116,7 @@ func run(ctx context.Context, w io.Writer) (err error) {
 		"billing.subscription.updated": "subscription.updated",
 		// Mapped, but its payload names no organization: no customer to notify.
 		"iam.user.registered": "user.registered",
-	})
+	}, nil) // nil: each event goes to the application of its payload's organizationId
 	// The app's own subscriber, after the webhook fan-out: tells us the event was dispatched.
 	userDone := make(chan struct{}, 1)
 	b.Subscribe("iam.user.registered", func(ctx context.Context, d *bus.Dispatch) error {
