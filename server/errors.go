@@ -118,6 +118,9 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.Is(err, hookd.ErrUnavailable):
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusServiceUnavailable, &apiError{Code: "service_unavailable", Detail: "The database is unavailable; nothing was written. Try again."})
+	case errors.Is(err, hookd.ErrWriterBusy):
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, &apiError{Code: "service_unavailable", Detail: "The database was busy until the request's deadline; nothing was written. Try again."})
 	default:
 		writeJSON(w, errInternal.Status, errInternal)
 	}

@@ -160,7 +160,7 @@ func (s *Server) handle(rt apiRoute) {
 // other one a line each.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
-	case errors.Is(err, hookd.ErrUnavailable):
+	case errors.Is(err, hookd.ErrUnavailable), errors.Is(err, hookd.ErrWriterBusy):
 		s.unavailable.Fail(err, slog.String("method", r.Method), slog.String("path", r.URL.Path))
 	case isInternal(err):
 		s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)

@@ -27,6 +27,20 @@ func TestUnavailableIs503(t *testing.T) {
 	}
 }
 
+// A write that waited for the database's one writer until its deadline (hookd.ErrWriterBusy) is
+// a 503 with Retry-After: nothing was written, and the same request may succeed.
+func TestWriterBusyIs503(t *testing.T) {
+	w := httptest.NewRecorder()
+	writeError(w, fmt.Errorf("send: %w", hookd.ErrWriterBusy))
+	var body map[string]string
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if w.Code != http.StatusServiceUnavailable || body["code"] != "service_unavailable" || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("%d %v %v", w.Code, w.Header(), body)
+	}
+}
+
 // unreadableIdempotency is a store whose idempotent responses cannot be read: the database
 // is unavailable.
 type unreadableIdempotency struct{ hookd.Store }

@@ -26,8 +26,8 @@ type memDriver struct {
 	settled   int
 }
 
-func (d *memDriver) Open() error  { return nil }
-func (d *memDriver) Close() error { return nil }
+func (d *memDriver) Open(context.Context) error { return nil }
+func (d *memDriver) Close() error               { return nil }
 
 func (d *memDriver) Fetch(ctx context.Context, lane hookd.Lane, limit int, horizon time.Time) ([]Job[int], error) {
 	d.mu.Lock()
