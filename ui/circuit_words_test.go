@@ -16,6 +16,11 @@ func TestCircuitInWords(t *testing.T) {
 		t.Fatal(err)
 	}
 	soon := time.Now().Add(10 * time.Minute).UTC()
+	// The time of day, with the date when ten minutes from now is tomorrow (UTC).
+	soonLayout := "15:04"
+	if soon.Format(time.DateOnly) != time.Now().UTC().Format(time.DateOnly) {
+		soonLayout = "Jan 2 15:04"
+	}
 	tests := []struct {
 		name  string
 		state hookd.CircuitState
@@ -23,7 +28,7 @@ func TestCircuitInWords(t *testing.T) {
 	}{
 		{"closed", hookd.CircuitState{}, `<span class="good">enabled</span>`},
 		{"paused", hookd.CircuitState{Open: true, Failures: 10, Until: soon},
-			`<span class="warn">paused after 10 failures</span>, next try at ` + soon.Format("15:04") + ` UTC`},
+			`<span class="warn">paused after 10 failures</span>, next try at ` + soon.Format(soonLayout) + ` UTC`},
 		{"one failure", hookd.CircuitState{Open: true, Failures: 1, Until: soon}, `paused after 1 failure</span>`},
 		{"probing", hookd.CircuitState{Open: true, Failures: 3, Until: time.Now().Add(-time.Second)}, `trying again now`},
 	}
