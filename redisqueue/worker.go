@@ -211,6 +211,11 @@ func (r *run) startSweeper() {
 	r.sweepCancel, r.sweepDone = cancel, make(chan struct{})
 	go func() {
 		defer close(r.sweepDone)
+		// The sweep at start is the queue's repair: what it finds was stranded before this
+		// process ran (a crash, a restore, Redis emptied), which is worth a warning. Later sweeps
+		// find the deliveries whose enqueue after commit failed, which the enqueue's outage line
+		// has announced: those are the design working, and say so at Info.
+		level := slog.LevelWarn
 		for {
 			n, err := r.q.Sweep(ctx)
 			switch {
@@ -221,10 +226,13 @@ func (r *run) startSweeper() {
 			case n > 0:
 				r.q.sweepFails.OK()
 				r.q.redisBack()
-				r.q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd sweep enqueued pending deliveries that had no job",
+				r.q.logger.LogAttrs(ctx, level, "hookd sweep enqueued pending deliveries that had no job",
 					slog.Int("enqueued", n), slog.Duration("sweep_after", r.q.cfg.SweepAfter))
 			default:
 				r.q.sweepFails.OK() // it may not have reached Redis: asynq's outages stay
+			}
+			if err == nil {
+				level = slog.LevelInfo
 			}
 			t := time.NewTimer(r.q.cfg.SweepInterval)
 			select {
