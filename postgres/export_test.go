@@ -48,6 +48,9 @@ const (
 	ExistingMessagesSQL = existingMessagesSQL
 	InsertChannelsSQL   = insertChannelsSQL
 	InsertTagsSQL       = insertTagsSQL
+
+	// RepairJobsSQL is the queue's repair at start, not of the hot path.
+	RepairJobsSQL = repairJobsSQL
 )
 
 // RetentionLockKey is the advisory lock key of the retention cleaner in schema.

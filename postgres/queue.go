@@ -270,8 +270,11 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
-// Start begins working jobs with h and returns. Cancelling ctx stops the queue as Stop does,
-// with running jobs given up to the job timeout to finish.
+// Start begins working jobs with h and returns. Before the first claim it repairs the schema's
+// jobs, once across processes that start at once (queue_repair.go): hookd's jobs left in River's
+// table move to hookd_jobs, and every pending delivery left without a job gets one, which it logs
+// at Warn; an error there is Start's. Cancelling ctx stops the queue as Stop does, with running
+// jobs given up to the job timeout to finish.
 func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 	if h == nil {
 		return invalid("handler", "is nil")

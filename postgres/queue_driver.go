@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -40,8 +41,14 @@ type claimRef struct {
 	own    string
 }
 
-// Open does nothing: the claims are what keep processes apart.
-func (d *claimsDriver) Open() error { return nil }
+// Open repairs the jobs (queue_repair.go); it takes nothing: the claims are what keep processes
+// apart.
+func (d *claimsDriver) Open(ctx context.Context) error {
+	if err := d.s.repairJobs(ctx); err != nil {
+		return fmt.Errorf("postgres queue: start: %w", err)
+	}
+	return nil
+}
 
 // Close does nothing: a job claimed and not settled is due again when its lease runs out.
 func (d *claimsDriver) Close() error { return nil }

@@ -35,6 +35,7 @@ const (
 // riverdatabasesql that only inserts (it is never started). Jobs inserted in a *sql.Tx wake no
 // fetcher: the lanes' polls find them (every 20 ms for first attempts, 100 ms for the others).
 type RiverQueue struct {
+	s   *Store
 	pgx *riverqueue.Queue[pgx.Tx]
 	sql *riverqueue.Queue[*sql.Tx]
 }
@@ -58,7 +59,7 @@ func (s *Store) NewRiverQueue(ctx context.Context, cfg *hookd.QueueConfig) (*Riv
 	if err != nil {
 		return nil, fmt.Errorf("postgres river queue: database/sql inserts: %w", err)
 	}
-	return &RiverQueue{pgx: pq, sql: sq}, nil
+	return &RiverQueue{s: s, pgx: pq, sql: sq}, nil
 }
 
 // EnqueueTx inserts jobs in tx: a transaction of the store's InTx, or one of WrapTx (pgx.Tx or
@@ -75,8 +76,17 @@ func (q *RiverQueue) EnqueueTx(ctx context.Context, tx hookd.Tx, jobs []hookd.Jo
 	return q.pgx.EnqueueTx(ctx, tx, jobs)
 }
 
-// Start begins working jobs with h (see riverqueue.Queue.Start).
-func (q *RiverQueue) Start(ctx context.Context, h hookd.JobHandler) error { return q.pgx.Start(ctx, h) }
+// Start first gives a job to every pending delivery that has none in River's table (a database
+// the store's own queue ran on, or restored from a dump; see Queue's repair, which this one
+// mirrors), then begins working jobs with h (see riverqueue.Queue.Start).
+func (q *RiverQueue) Start(ctx context.Context, h hookd.JobHandler) error {
+	if h != nil {
+		if err := q.s.repairRiverJobs(ctx, q); err != nil {
+			return fmt.Errorf("postgres river queue: start: %w", err)
+		}
+	}
+	return q.pgx.Start(ctx, h)
+}
 
 // Stop stops fetching jobs and waits for the jobs in flight until ctx ends (see
 // riverqueue.Queue.Stop).

@@ -245,7 +245,8 @@ func (q *Queue) enqueue(ctx context.Context, j hookd.Job, now time.Time) (added 
 }
 
 // Start checks that Redis answers, starts an asynq server per lane that works jobs with h, and
-// starts the sweeper, which runs at once and then every SweepInterval. Cancelling ctx stops the
+// starts the sweeper, which runs at once and then every SweepInterval (a sweep that enqueued
+// jobs logs how many at Warn: a delivery without a job is a fault). Cancelling ctx stops the
 // queue as Stop does, with the jobs in flight given up to the job timeout to finish. A Queue
 // started again after Stop builds new servers.
 func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {

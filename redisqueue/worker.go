@@ -219,7 +219,7 @@ func (r *run) startSweeper() {
 			case err != nil:
 				r.q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd sweep failed", slog.Int("enqueued", n), slog.String("error", err.Error()))
 			case n > 0:
-				r.q.logger.LogAttrs(ctx, slog.LevelInfo, "hookd sweep enqueued pending deliveries that had no job",
+				r.q.logger.LogAttrs(ctx, slog.LevelWarn, "hookd sweep enqueued pending deliveries that had no job",
 					slog.Int("enqueued", n), slog.Duration("sweep_after", r.q.cfg.SweepAfter))
 			}
 			t := time.NewTimer(r.q.cfg.SweepInterval)

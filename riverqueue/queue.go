@@ -28,6 +28,9 @@
 // A job that was running when its process died stays running until River's rescuer takes it
 // back, after JobTimeout plus about 30 s (and a leader elected, if the dead process led).
 //
+// The queue knows no store, so it cannot tell a pending delivery that has no job from one that
+// needs none: postgres.RiverQueue gives such deliveries a job when it starts.
+//
 // # Results
 //
 // A handler that returns nil completes the job; a *hookd.SnoozeError snoozes it (no attempt

@@ -139,8 +139,10 @@ func deleteJobsSQL(rows int) string {
 }
 
 // Start begins working jobs with h and returns. Every job in the file is due to it, also those a
-// crashed process was working. Cancelling ctx stops the queue as Stop does, with running jobs
-// given up to the job timeout to finish.
+// crashed process was working. Before the first fetch it repairs the file's jobs (queue_repair.go):
+// hookd's jobs left in River's table move to hookd_jobs, and every pending delivery left without
+// a job gets one, which it logs at Warn; an error there is Start's. Cancelling ctx stops the queue
+// as Stop does, with running jobs given up to the job timeout to finish.
 func (q *Queue) Start(ctx context.Context, h hookd.JobHandler) error {
 	if h == nil {
 		return invalid("handler", "is nil")

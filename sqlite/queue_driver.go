@@ -48,11 +48,15 @@ type jobRef struct {
 	gen uint64
 }
 
-// Open takes the store's queue lock (one queue of a store runs at a time) and forgets a previous
-// run's state: every job in the file is due again.
-func (d *jobsDriver) Open() error {
+// Open takes the store's queue lock (one queue of a store runs at a time), forgets a previous
+// run's state (every job in the file is due again) and repairs the jobs (queue_repair.go).
+func (d *jobsDriver) Open(ctx context.Context) error {
 	if !d.s.queueRunning.CompareAndSwap(false, true) {
 		return fmt.Errorf("sqlite queue: start: %w", ErrQueueRunning)
+	}
+	if err := d.s.repairJobs(ctx); err != nil {
+		d.s.queueRunning.Store(false)
+		return fmt.Errorf("sqlite queue: start: %w", err)
 	}
 	for i := range d.lanes {
 		set := &d.lanes[i]

@@ -162,8 +162,9 @@ func TestQueueRestartRunsUnfinishedJobs(t *testing.T) {
 	}
 }
 
-// TestAdoptsRiverJobs: a file in which an earlier hookd queued jobs in River's table opens with
-// those jobs in hookd_jobs, lane, attempt, trigger and NotBefore kept, and they are worked.
+// TestAdoptsRiverJobs: jobs an earlier hookd queued in River's table stay there while the file
+// is only open (a River queue may be the client's), and move to hookd_jobs when the store's
+// queue starts, lane, attempt, trigger and NotBefore kept, and are worked.
 func TestAdoptsRiverJobs(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hookd.db")
@@ -209,19 +210,22 @@ func TestAdoptsRiverJobs(t *testing.T) {
 	}
 
 	s := open(t, path)
-	if n := jobCount(t, s.DB()); n != 3 {
-		t.Fatalf("hookd_jobs has %d rows, want the 3 unfinished River jobs", n)
+	unfinished := func() int {
+		var n int
+		if err := s.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE state != 'completed'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
-	var left int
-	if err := s.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE state != 'completed'`).Scan(&left); err != nil {
-		t.Fatal(err)
-	}
-	if left != 0 {
-		t.Errorf("river_job keeps %d unfinished jobs after the move", left)
+	if n, left := jobCount(t, s.DB()), unfinished(); n != 0 || left != 3 {
+		t.Fatalf("after Open: %d rows in hookd_jobs, %d unfinished in river_job; want 0 and 3, until the queue starts", n, left)
 	}
 	h := newHandled()
 	if err := newStoreQueue(t, s).Start(ctx, h.handle); err != nil {
 		t.Fatal(err)
+	}
+	if left := unfinished(); left != 0 {
+		t.Errorf("river_job keeps %d unfinished jobs after the move", left)
 	}
 	got := map[string]hookd.Job{}
 	for _, j := range h.wait(t, 3) {

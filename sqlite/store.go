@@ -157,9 +157,6 @@ func (s *Store) init(ctx context.Context) error {
 	if err := migrate(ctx, s.db, s.logger); err != nil {
 		return err
 	}
-	if err := adoptRiverJobs(ctx, s.db, s.logger); err != nil {
-		return err
-	}
 	stmts, err := prepareStatements(ctx, s.db)
 	if err != nil {
 		return err

@@ -35,7 +35,8 @@
 //
 // # Start and Stop
 //
-// Start opens the driver (SQLite takes its process lock there), starts the lanes, and the
+// Start opens the driver (SQLite takes its process lock there, and each store repairs its
+// jobs: a pending delivery left without a job gets one), starts the lanes, and the
 // driver's listener if it has one. Stop stops the fetches and waits for the jobs in flight until
 // its context ends; jobs still running then have their contexts cancelled, and Stop waits 5 s
 // more for them to return and reports an error wrapping the context's. Then it settles the

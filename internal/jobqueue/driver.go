@@ -10,10 +10,11 @@ import (
 // Driver is a store's jobs table as the engine uses it. R is the store's reference to one fetched
 // job: what its Settle needs to write that job's outcome (a row id; a claim).
 type Driver[R any] interface {
-	// Open begins a run, before any Fetch: it takes what one run holds (a process lock) and
-	// forgets what a previous run left (every job in the table is due to this one). An error
-	// is what Start returns.
-	Open() error
+	// Open begins a run, before any Fetch: it takes what one run holds (a process lock),
+	// forgets what a previous run left (every job in the table is due to this one), and
+	// repairs the table, so that every delivery that waits for an attempt has a job. ctx is
+	// Start's. An error is what Start returns, with nothing held.
+	Open(ctx context.Context) error
 	// Fetch returns up to limit jobs of lane due by horizon, oldest first, each held for this
 	// run until its outcome is settled. The engine calls one Fetch of a lane at a time.
 	Fetch(ctx context.Context, lane hookd.Lane, limit int, horizon time.Time) ([]Job[R], error)

@@ -122,7 +122,7 @@ func (e *Engine[R]) Start(ctx context.Context, h hookd.JobHandler) error {
 	if e.running {
 		return fmt.Errorf("%s: start: %w", e.name, ErrRunning)
 	}
-	if err := e.driver.Open(); err != nil {
+	if err := e.driver.Open(ctx); err != nil {
 		return err
 	}
 	jobCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
