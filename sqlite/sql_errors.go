@@ -10,6 +10,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 // classify maps driver errors to hookd's sentinels, keeping the original in the chain: no row is
@@ -36,22 +37,9 @@ func classify(err error) error {
 }
 
 // conflictOf returns err, when it says that a unique key of an entity (an application, an
-// endpoint) is taken, as a *hookd.ConflictError naming the key by its last column, id or uid (an
-// endpoint's uid is unique within its application: (app_id, uid)), with the entity's id or uid.
-// Any other error comes back as it is.
+// endpoint) is taken, as a *hookd.ConflictError (sqlstore.Conflict); any other error as it is.
 func conflictOf(err error, entity, id, uid string) error {
-	cols := conflictColumns(err)
-	if len(cols) == 0 {
-		return err
-	}
-	ce := &hookd.ConflictError{Entity: entity, Field: cols[len(cols)-1], Err: err}
-	switch ce.Field {
-	case "id":
-		ce.Value = id
-	case "uid":
-		ce.Value = uid
-	}
-	return ce
+	return sqlstore.Conflict(err, conflictColumns(err), entity, id, uid)
 }
 
 // conflictColumns returns the columns of the unique key that err says is taken, without their
