@@ -55,8 +55,8 @@ func (l *List) Equal(col, value string) {
 	if value == "" {
 		return
 	}
-	if l.led && l.dialect.LeadingFilter {
-		col = "+" + col
+	if l.led && l.dialect.LeadingFilter != nil {
+		col = l.dialect.LeadingFilter(col)
 	}
 	l.led = true
 	l.Filter(col+" = ?", value)
