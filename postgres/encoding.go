@@ -32,7 +32,6 @@ func rawBytes(v []byte) any {
 var dialect = &sqlstore.Dialect{
 	Numbered:      true,
 	MergedUnion:   true,
-	LeadingFilter: func(col string) string { return "(" + col + " || '')" },
 	InList:        func(col string) string { return col + " = ANY (?::text[])" },
 	ListArg:       func(v []string) any { return v },
 	Not:           func(col string) string { return "NOT " + col },

@@ -20,9 +20,9 @@ type Dialect struct {
 	// selective, see List.Equal) to a form no index is used for, so that the first one's index
 	// leads alone. SQLite writes +col: without statistics (no ANALYZE) it would otherwise pick an
 	// index by itself, such as the application's for the attempts of one endpoint, and scan every
-	// attempt of the application to find a page. PostgreSQL writes (col || ''): its generic plan
-	// would otherwise AND the bitmaps of both indexes (an endpoint's attempts and its
-	// application's, hundreds of thousands of entries) and sort the rows the two share.
+	// attempt of the application to find a page. PostgreSQL sets none: a rewritten column has no
+	// statistics there, and its estimate of one matching row made plans that sort every row of
+	// the leading index's range.
 	LeadingFilter func(col string) string
 	// MergedUnion writes a list's branches as one aliased subquery of parenthesised selects even
 	// without a limit, the form in which PostgreSQL merges the branches' index ranges (Merge

@@ -7,7 +7,7 @@ import (
 
 func TestListSQL(t *testing.T) {
 	sqlite := &Dialect{LeadingFilter: func(col string) string { return "+" + col }}
-	postgres := &Dialect{Numbered: true, MergedUnion: true, LeadingFilter: func(col string) string { return "(" + col + " || '')" }}
+	postgres := &Dialect{Numbered: true, MergedUnion: true}
 	build := func(d *Dialect) *List {
 		l := NewList(d, "m.id, m.app_id", "hookd_messages m", "m.id")
 		l.Equal("m.app_id", "app")
@@ -38,14 +38,14 @@ func TestListSQL(t *testing.T) {
 		},
 		{
 			name: "postgres page", d: postgres, bound: "m9", limit: 3,
-			want: "SELECT * FROM ((SELECT m.id, m.app_id FROM hookd_messages m WHERE m.app_id = $1 AND (m.event_id || '') = $2 AND m.event_type = $3 AND m.id < $4 ORDER BY m.id DESC LIMIT 3)" +
-				" UNION ALL (SELECT m.id, m.app_id FROM hookd_messages m WHERE m.app_id = $5 AND (m.event_id || '') = $6 AND m.event_type = $7 AND m.id < $8 ORDER BY m.id DESC LIMIT 3)) u ORDER BY 1 DESC LIMIT 3",
+			want: "SELECT * FROM ((SELECT m.id, m.app_id FROM hookd_messages m WHERE m.app_id = $1 AND m.event_id = $2 AND m.event_type = $3 AND m.id < $4 ORDER BY m.id DESC LIMIT 3)" +
+				" UNION ALL (SELECT m.id, m.app_id FROM hookd_messages m WHERE m.app_id = $5 AND m.event_id = $6 AND m.event_type = $7 AND m.id < $8 ORDER BY m.id DESC LIMIT 3)) u ORDER BY 1 DESC LIMIT 3",
 			wantArgs: []any{"app", "ev", "a", "m9", "app", "ev", "b", "m9"},
 		},
 		{
 			name: "postgres exists", d: postgres, bound: "", limit: 0,
-			want: "SELECT * FROM ((SELECT m.id, m.app_id FROM hookd_messages m WHERE m.app_id = $1 AND (m.event_id || '') = $2 AND m.event_type = $3)" +
-				" UNION ALL (SELECT m.id, m.app_id FROM hookd_messages m WHERE m.app_id = $4 AND (m.event_id || '') = $5 AND m.event_type = $6)) u",
+			want: "SELECT * FROM ((SELECT m.id, m.app_id FROM hookd_messages m WHERE m.app_id = $1 AND m.event_id = $2 AND m.event_type = $3)" +
+				" UNION ALL (SELECT m.id, m.app_id FROM hookd_messages m WHERE m.app_id = $4 AND m.event_id = $5 AND m.event_type = $6)) u",
 			wantArgs: []any{"app", "ev", "a", "app", "ev", "b"},
 		},
 	} {

@@ -6,7 +6,7 @@
 -- without one walks it in place of (endpoint_id, id) and sorts what it finds. The rows already here keep NULL (a backfill would write
 -- a new version of every row of the largest table): the lists read their messages' types,
 -- through the index's range of NULLs, which shrinks to nothing as retention removes them.
-ALTER TABLE hookd_attempts ADD COLUMN event_type text;
+ALTER TABLE hookd_attempts ADD COLUMN event_type text COLLATE "C";
 CREATE INDEX hookd_attempts_endpoint_event_type ON hookd_attempts (event_type, endpoint_id, id);
 -- An endpoint's failed attempts (a few in a hundred), for the lists of its failures, which name
 -- the outcome as a literal: on (endpoint_id, id) alone such a list reads every attempt of a
