@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,8 +17,9 @@ import (
 
 // TestListPlansOnAFilledDatabase fills a database of a realistic shape (package listshape:
 // 20,000 messages over 30 days, most of them of one application), with the attempts of its first
-// ten days recorded as before migration 17 (no event type), runs ANALYZE, and lists each case of
-// the API, the dashboard and the portal through the store's reads: every statement a list runs
+// ten days recorded as before migration 17 (no event type), and lists each case of the API, the
+// dashboard and the portal through the store's reads, first without statistics (a database never
+// analyzed) and then after ANALYZE: every statement a list runs
 // (its page and the check for a page beyond) must reach its rows through the case's index, never
 // by a scan of a whole table nor a sort, and the page must be the rows the filter names.
 func TestListPlansOnAFilledDatabase(t *testing.T) {
@@ -29,41 +31,53 @@ func TestListPlansOnAFilledDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	untyped := hookd.AttemptIDFloor(shape.Now.Add(-listshape.Span + 10*24*time.Hour))
-	for _, q := range []string{`UPDATE hookd_attempts SET event_type = NULL WHERE id < '` + untyped + `'`, `ANALYZE`} {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+	if _, err := s.db.ExecContext(ctx, `UPDATE hookd_attempts SET event_type = NULL WHERE id < ?`, untyped); err != nil {
+		t.Fatal(err)
 	}
 	eq := &explainingQuerier{q: s.db}
 	reads := sqlstore.NewReads(dialect, eq, &columns)
-	for _, c := range shape.Cases() {
-		t.Run(c.Name, func(t *testing.T) {
-			eq.plans() // drops earlier plans
-			got, err := c.List(ctx, &reads)
-			if err != nil {
+	// First as a database that was never analyzed plans, then with statistics.
+	for _, analyzed := range []bool{false, true} {
+		if analyzed {
+			if _, err := s.db.ExecContext(ctx, `ANALYZE`); err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(got, c.Want) {
-				t.Errorf("listed %d: %v\nwant %d: %v", len(got), got, len(c.Want), c.Want)
-			}
-			if len(c.Want) == 0 {
-				t.Errorf("the case lists nothing: it tests no page")
-			}
-			ps := eq.plans()
-			for _, p := range ps {
-				checkListPlan(t, p, c.Sorts)
-			}
-			for _, index := range strings.Split(c.SQLite, ",") {
-				used := regexp.MustCompile(`(?m)USING (COVERING )?INDEX ` + regexp.QuoteMeta(index) + `( |$)`)
-				if index == "PRIMARY KEY" {
-					used = regexp.MustCompile(`USING PRIMARY KEY`)
-				}
-				if index != "" && !slices.ContainsFunc(ps, func(p listPlan) bool { return used.MatchString(p.plan) }) {
-					t.Errorf("no statement uses %s:\n%v", index, ps)
-				}
-			}
-		})
+		}
+		for _, c := range shape.Cases() {
+			listCase(ctx, t, eq, &reads, c, analyzed)
+		}
 	}
+}
+
+// listCase lists c through reads, whose statements eq explains, and checks the page and plans.
+func listCase(ctx context.Context, t *testing.T, eq *explainingQuerier, reads *sqlstore.Reads, c listshape.Case, analyzed bool) {
+	t.Helper()
+	t.Run(fmt.Sprintf("%s/analyzed=%v", c.Name, analyzed), func(t *testing.T) {
+		eq.plans() // drops earlier plans
+		got, err := c.List(ctx, reads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, c.Want) {
+			t.Errorf("listed %d: %v\nwant %d: %v", len(got), got, len(c.Want), c.Want)
+		}
+		if len(c.Want) == 0 {
+			t.Errorf("the case lists nothing: it tests no page")
+		}
+		ps := eq.plans()
+		for _, p := range ps {
+			checkListPlan(t, p, c.Sorts)
+		}
+		for _, index := range strings.Split(c.SQLite, ",") {
+			used := regexp.MustCompile(`(?m)USING (COVERING )?INDEX ` + regexp.QuoteMeta(index) + `( |$)`)
+			if index == "PRIMARY KEY" {
+				used = regexp.MustCompile(`USING PRIMARY KEY`)
+			}
+			if index != "" && !slices.ContainsFunc(ps, func(p listPlan) bool { return used.MatchString(p.plan) }) {
+				t.Errorf("no statement uses %s:\n%v", index, ps)
+			}
+		}
+	})
 }
 
 // checkListPlan fails t when the plan of one statement scans a table whole or sorts: beyond the
