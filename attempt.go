@@ -67,6 +67,7 @@ func (c *Client) ListAttempts(ctx context.Context, app string, f AttemptFilter) 
 		return nil, err
 	}
 	f.AppID = a.ID
+	f.FromID, _ = c.idBounds(prefixAttempt, f.After, nil)
 	return c.store.ListAttempts(ctx, f)
 }
 

@@ -38,6 +38,7 @@ func (c *Client) ListDeliveries(ctx context.Context, app string, f DeliveryFilte
 		return nil, err
 	}
 	f.AppID = a.ID
+	f.FromID, _ = c.idBounds(prefixDelivery, f.After, nil)
 	return c.store.ListDeliveries(ctx, f)
 }
 

@@ -315,6 +315,7 @@ func (c *Client) ListMessages(ctx context.Context, app string, f MessageFilter) 
 		return nil, err
 	}
 	f.AppID = a.ID
+	f.FromID, f.BeforeID = c.idBounds(prefixMessage, f.After, f.Before)
 	return c.store.ListMessages(ctx, f)
 }
 

@@ -387,6 +387,11 @@ type MessageFilter struct {
 	Tag        string     // messages with this tag; empty: all
 	After      *time.Time // created at or after
 	Before     *time.Time // created before
+	// FromID and BeforeID, when set, also limit the list to ids sorting at or after FromID and
+	// before BeforeID, so that a list bounded by time walks only that part of its index. The
+	// client sets them from After and Before (hookd's ids sort by creation time); either bound
+	// must hold every message the times select.
+	FromID, BeforeID string
 	// FromAfter, with After and neither Before nor Iterator, makes the page the oldest messages
 	// from After on (in list order), as Svix pages after a time; its PrevIterator walks on to
 	// newer ones. False: the newest.
@@ -402,6 +407,10 @@ type DeliveryFilter struct {
 	Status     DeliveryStatus // empty: any
 	After      *time.Time
 	Before     *time.Time
+	// FromID bounds the ids as MessageFilter's does; the client sets it from After (a delivery
+	// may get its id a while after its message's time, which it is created at, so Before bounds
+	// no id).
+	FromID string
 	ListOptions
 }
 
@@ -436,5 +445,8 @@ type AttemptFilter struct {
 	After      *time.Time // made at or after
 	Before     *time.Time // made before
 	FromAfter  bool       // as MessageFilter.FromAfter
+	// FromID bounds the ids as MessageFilter's does; the client sets it from After (an attempt
+	// gets its id when recorded, after it was made, so Before bounds no id).
+	FromID string
 	ListOptions
 }

@@ -24,13 +24,18 @@ import (
 // while the tables were almost empty, with no statistics, hashed a sequential scan of the whole
 // table, and kept doing so as the table grew.) TestHotStatementsNeverScanWholeTables checks the
 // plan.
+//
+// An attempt row carries its message's event type, read through the message's primary key, for
+// the lists of an endpoint's attempts by event type (migration 17).
 const recordAttemptsSQL = `WITH
 attempts AS (
 	INSERT INTO hookd_attempts (id, delivery_id, message_id, endpoint_id, app_id, number, trigger_kind,
-		url, at, duration_us, status_code, success, error, response, request_headers, response_headers)
-	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[],
+		url, at, duration_us, status_code, success, error, response, request_headers, response_headers,
+		event_type)
+	SELECT v.*, (SELECT m.event_type FROM hookd_messages m WHERE m.id = v.message_id)
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[],
 		$7::text[], $8::text[], $9::timestamptz[], $10::bigint[], $11::integer[], $12::boolean[],
-		$13::text[], $14::bytea[], $29::text[], $30::text[])
+		$13::text[], $14::bytea[], $29::text[], $30::text[]) AS v (id, delivery_id, message_id)
 ),
 deliveries AS (
 	UPDATE hookd_deliveries AS d SET status = v.status, attempts = GREATEST(d.attempts, v.attempts),

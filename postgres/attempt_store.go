@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -20,30 +19,6 @@ func (t *txn) ExpungeAttemptResponse(ctx context.Context, attemptID string) erro
 		return fmt.Errorf("expunge response of attempt %s: %w", attemptID, err)
 	}
 	return nil
-}
-
-// ListAttempts lists attempts newest first (package sqlstore's list). No index holds an
-// attempt's delivery (migration 15): a delivery is one message to one endpoint of one
-// application, so with f.DeliveryID and no f.MessageID the list reads the delivery first and
-// filters by its message instead of its endpoint and application, walking the message's
-// attempts (hookd_attempts_message_id), a few for each endpoint. A delivery that does not
-// exist, or is not of f's endpoint or application, has no attempts.
-func (q *queries) ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hookd.Page[hookd.Attempt], error) {
-	if f.DeliveryID != "" && f.MessageID == "" {
-		var endpointID, appID string
-		err := classify(q.c.queryRow(ctx, `SELECT message_id, endpoint_id, app_id FROM hookd_deliveries WHERE id = $1`,
-			f.DeliveryID).Scan(&f.MessageID, &endpointID, &appID))
-		if errors.Is(err, hookd.ErrNotFound) || err == nil && (f.EndpointID != "" && f.EndpointID != endpointID || f.AppID != "" && f.AppID != appID) {
-			return &hookd.Page[hookd.Attempt]{Data: []hookd.Attempt{}, Done: true}, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list attempts of delivery %s: %w", f.DeliveryID, err)
-		}
-		// The delivery's attempts are all of its endpoint and application: without those
-		// filters, no plan can walk their indexes instead of the message's.
-		f.EndpointID, f.AppID = "", ""
-	}
-	return q.sharedReads.ListAttempts(ctx, f)
 }
 
 // AttemptsPerHour counts attempts by hour, walking the application's (or the endpoint's) index

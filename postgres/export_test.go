@@ -58,6 +58,7 @@ var RetentionLockKey = retentionLockKey
 
 // ListReads are the reads of the lists that walk an index of attempts or deliveries.
 type ListReads interface {
+	ListMessages(ctx context.Context, f hookd.MessageFilter) (*hookd.Page[hookd.Message], error)
 	ListAttempts(ctx context.Context, f hookd.AttemptFilter) (*hookd.Page[hookd.Attempt], error)
 	ListDeliveries(ctx context.Context, f hookd.DeliveryFilter) (*hookd.Page[hookd.Delivery], error)
 	FirstPendingDelivery(ctx context.Context, endpointID string) (*hookd.Delivery, error)

@@ -18,12 +18,17 @@ import (
 // counts (see batchStmt); preparing them per call cost a fifth of the time.
 
 const attemptInsertPrefix = `INSERT INTO hookd_attempts (id, delivery_id, message_id, endpoint_id, app_id, number,
-	trigger_kind, url, at, duration, status_code, success, error, response, request_headers, response_headers) VALUES `
+	trigger_kind, url, at, duration, status_code, success, error, response, request_headers, response_headers,
+	event_type) SELECT v.*, ` + attemptEventTypeSQL + ` FROM (VALUES `
+
+// attemptEventTypeSQL is the event type of the message of an attempt row v (its third value): an
+// attempt carries it for the lists of an endpoint's attempts by event type (migration 17).
+const attemptEventTypeSQL = `(SELECT m.event_type FROM hookd_messages m WHERE m.id = v.column3)`
 
 const attemptRowParams = 16
 
 func insertAttemptsSQL(rows int) string {
-	return attemptInsertPrefix + valuesList(rows, attemptRowParams)
+	return attemptInsertPrefix + valuesList(rows, attemptRowParams) + `) AS v`
 }
 
 const deliveryRowParams = 6

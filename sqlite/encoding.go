@@ -33,7 +33,7 @@ func rawJSON(v json.RawMessage) any {
 // dialect is SQLite's to package sqlstore: ? placeholders, lists led by one index, lists of
 // strings as one JSON array, times as INTEGER microseconds.
 var dialect = &sqlstore.Dialect{
-	LeadingFilter: true,
+	LeadingFilter: func(col string) string { return "+" + col },
 	InList:        func(col string) string { return col + " IN (SELECT value FROM json_each(?))" },
 	ListArg:       func(v []string) any { return jsonList(v) },
 	Not:           func(col string) string { return col + " = 0" },

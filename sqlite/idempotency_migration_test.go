@@ -39,6 +39,13 @@ func TestIdempotencyDigestMigration(t *testing.T) {
 		`CREATE INDEX hookd_deliveries_endpoint_id_status ON hookd_deliveries (endpoint_id, status, id)`,
 		`DROP INDEX hookd_deliveries_first_job`,
 		`ALTER TABLE hookd_deliveries DROP COLUMN first_job`,
+		`DROP INDEX hookd_attempts_endpoint_event_type`, // migration 17's
+		`ALTER TABLE hookd_attempts DROP COLUMN event_type`,
+		`DROP INDEX hookd_attempts_endpoint_failed`,
+		`CREATE INDEX hookd_attempts_delivery_id ON hookd_attempts (delivery_id, number)`,
+		`DROP INDEX hookd_deliveries_app_id`,
+		`DROP INDEX hookd_deliveries_app_failed`,
+		`DROP INDEX hookd_deliveries_app_cancelled`,
 		`DELETE FROM hookd_migrations WHERE version >= 9`,
 	} {
 		if _, err := s.DB().ExecContext(ctx, q); err != nil {

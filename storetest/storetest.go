@@ -84,6 +84,7 @@ func Run(t *testing.T, newStore func(t *testing.T) hookd.Store) {
 		{"OperationalEvents", operationalEventTests},
 		{"Paging", pagingTests},
 		{"PagingAfter", afterTests},
+		{"ListBounds", listBoundTests},
 		{"MessageRetentionAndTags", retentionTests},
 		{"Transactions", transactionTests},
 		{"Tokens", tokenTests},

@@ -16,17 +16,20 @@ import (
 type Dialect struct {
 	// Numbered writes a list query's placeholders $1, $2 ... (PostgreSQL); false keeps ? (SQLite).
 	Numbered bool
-	// LeadingFilter writes every equality filter of a list after the first as +col, which SQLite
-	// does not use an index for: without statistics (no ANALYZE) SQLite would otherwise pick an
+	// LeadingFilter, when set, rewrites every equality filter of a list after the first (the most
+	// selective, see List.Equal) to a form no index is used for, so that the first one's index
+	// leads alone. SQLite writes +col: without statistics (no ANALYZE) it would otherwise pick an
 	// index by itself, such as the application's for the attempts of one endpoint, and scan every
-	// attempt of the application to find a page.
-	LeadingFilter bool
+	// attempt of the application to find a page. PostgreSQL sets none: a rewritten column has no
+	// statistics there, and its estimate of one matching row made plans that sort every row of
+	// the leading index's range.
+	LeadingFilter func(col string) string
 	// MergedUnion writes a list's branches as one aliased subquery of parenthesised selects even
 	// without a limit, the form in which PostgreSQL merges the branches' index ranges (Merge
 	// Append) and stops at the page's end. False writes SQLite's form, each branch a subquery.
 	MergedUnion bool
-	// StatusBranches lists an endpoint's deliveries of any status as one branch a status (see
-	// List.AnyOf), merged in id order: PostgreSQL indexes an endpoint's deliveries in partial
+	// StatusBranches lists an endpoint's or an application's deliveries of any status as one
+	// branch a status (see List.AnyOf), merged in id order: PostgreSQL indexes them in partial
 	// indexes by status, so no one index range holds them all.
 	StatusBranches bool
 	// InList returns the condition that col is one of a list of strings bound as one argument

@@ -55,8 +55,8 @@ func (l *List) Equal(col, value string) {
 	if value == "" {
 		return
 	}
-	if l.led && l.dialect.LeadingFilter {
-		col = "+" + col
+	if l.led && l.dialect.LeadingFilter != nil {
+		col = l.dialect.LeadingFilter(col)
 	}
 	l.led = true
 	l.Filter(col+" = ?", value)
@@ -217,9 +217,10 @@ func Page[T any](ctx context.Context, q Querier, l *List, opts hookd.ListOptions
 		return nil, err
 	}
 	return paging.Build(data, limit, backward, forward, opts.Iterator, keyOf, func(bound string, ascending bool) (bool, error) {
+		// Through Query, which a store may plan per run (see the lists' own reads).
 		query, args := l.ExistsSQL(bound, ascending)
 		var found bool
-		err := q.QueryRow(ctx, query, args...).Scan(&found)
+		err := q.Query(ctx, query, args, func(r Scanner) error { return r.Scan(&found) })
 		return found, err
 	})
 }

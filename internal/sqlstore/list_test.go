@@ -6,7 +6,7 @@ import (
 )
 
 func TestListSQL(t *testing.T) {
-	sqlite := &Dialect{LeadingFilter: true}
+	sqlite := &Dialect{LeadingFilter: func(col string) string { return "+" + col }}
 	postgres := &Dialect{Numbered: true, MergedUnion: true}
 	build := func(d *Dialect) *List {
 		l := NewList(d, "m.id, m.app_id", "hookd_messages m", "m.id")
