@@ -215,3 +215,46 @@ func FuzzAttemptHeadersCompact(f *testing.F) {
 		_ = new(hookd.Attempt).DecodeHeaders(v1, v2)
 	})
 }
+
+// BenchmarkAttemptHeadersDecode reads back the headers of a typical attempt (both signature sets,
+// one key, the endpoint's own header; a response of four headers) as a store's scan does: kept
+// in the compact form (derived parts rebuilt) and, for comparison, kept as earlier builds'
+// JSON.
+//
+//	go test -run '^$' -bench AttemptHeadersDecode .
+func BenchmarkAttemptHeadersDecode(b *testing.B) {
+	at := time.Date(2026, 12, 6, 1, 2, 3, 0, time.UTC)
+	msg := "msg_2abcdefghijklmnopqrstuvwxyz1"
+	a := hookd.Attempt{MessageID: msg, At: at,
+		RequestHeaders: hookd.AttemptHeaders{Header: sentHeaders("both", msg, at, 1)},
+		ResponseHeaders: hookd.AttemptHeaders{Header: http.Header{"Content-Type": {"application/json"},
+			"Content-Length": {"17"}, "Date": {at.Format(http.TimeFormat)}, "X-Request-Id": {"5f0c2a7e9b1d4c3a8e6f0b2d4c6a8e0f"}}}}
+	compactReq, compactResp := a.EncodeHeaders()
+	for _, tc := range []struct{ name, req, resp string }{
+		{"compact", compactReq, compactResp},
+		{"json", a.RequestHeaders.Encode(), a.ResponseHeaders.Encode()},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				got := hookd.Attempt{MessageID: msg, At: at}
+				if err := got.DecodeHeaders(tc.req, tc.resp); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(tc.req)+len(tc.resp)), "stored-B")
+		})
+	}
+	b.Run("encode-compact", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = a.EncodeHeaders()
+		}
+	})
+	b.Run("encode-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = a.RequestHeaders.Encode(), a.ResponseHeaders.Encode()
+		}
+	})
+}
