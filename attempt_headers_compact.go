@@ -21,7 +21,7 @@ import (
 // AttemptHeaders.Encode's JSON, which is also what earlier builds wrote and still reads back.
 //
 // The form is one line "~CODES|SECONDS|SIGNATURE", then a line "Name:value" for each value of
-// every other header, names in order. Each code stands for one header (compactHeaders); SECONDS
+// every other header, names in order ("Name" alone for a value Redacted). Each code stands for one header (compactHeaders); SECONDS
 // is the timestamp (or Date) less the Unix seconds of the attempt's time, empty when no code
 // uses it.
 //
@@ -203,8 +203,10 @@ func encodeCompact(h AttemptHeaders, id string, at time.Time) string {
 		for _, s := range h.Header[k] {
 			b = append(b, '\n')
 			b = append(b, k...)
-			b = append(b, ':')
-			b = append(b, s...)
+			if s != Redacted { // a redacted value is the name alone
+				b = append(b, ':')
+				b = append(b, s...)
+			}
 		}
 	}
 	return string(b)
@@ -284,7 +286,10 @@ func decodeCompact(s, id string, at time.Time) (AttemptHeaders, error) {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
 		name, val, ok := strings.Cut(line, ":")
-		if !ok || name == "" {
+		if !ok {
+			val = Redacted
+		}
+		if name == "" {
 			return bad("a line without a name")
 		}
 		if prev, ok := h[name]; ok {

@@ -32,7 +32,10 @@ import (
 //   - req-headers-B/row and resp-headers-B/row: the stored text of the headers (SQLite: bytes;
 //     PostgreSQL: pg_column_size, after compression);
 //   - db-B/message: the whole database (SQLite: the file after a checkpoint; PostgreSQL: every
-//     relation of the schema) per message.
+//     relation of the schema) per message;
+//   - PostgreSQL, with HOOKD_WALINSPECT_URL (a database of the same server with the pg_walinspect
+//     extension): attempt-wal-B/row and attempt-idx-wal-B/row, the WAL records of the fill that
+//     touch the attempts table and its indexes (full-page images included), per attempt.
 //
 // The receiver shares the process. One iteration is the whole fill: run it with -benchtime 1x.
 //
@@ -91,8 +94,15 @@ func BenchmarkAttemptBytes(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer store.Close()
-		fillForSize(b, store, n)
 		pool := store.Pool()
+		var lsn0, lsn1 string
+		if err := pool.QueryRow(ctx, `SELECT pg_current_wal_flush_lsn()::text`).Scan(&lsn0); err != nil {
+			b.Fatal(err)
+		}
+		fillForSize(b, store, n)
+		if err := pool.QueryRow(ctx, `SELECT pg_current_wal_flush_lsn()::text`).Scan(&lsn1); err != nil {
+			b.Fatal(err)
+		}
 		if _, err := pool.Exec(ctx, `VACUUM ANALYZE `+pgx.Identifier{schema, "hookd_attempts"}.Sanitize()); err != nil {
 			b.Fatal(err)
 		}
@@ -112,6 +122,11 @@ func BenchmarkAttemptBytes(b *testing.B) {
 		b.ReportMetric(req, "req-headers-B/row")
 		b.ReportMetric(resp, "resp-headers-B/row")
 		b.ReportMetric(all/float64(n), "db-B/message")
+		if w := os.Getenv("HOOKD_WALINSPECT_URL"); w != "" {
+			heapWAL, idxWAL := attemptsWAL(b, pool, w, schema, lsn0, lsn1)
+			b.ReportMetric(heapWAL/rows, "attempt-wal-B/row")
+			b.ReportMetric(idxWAL/rows, "attempt-idx-wal-B/row")
+		}
 	})
 }
 
@@ -214,4 +229,37 @@ func rowsSchema(t testing.TB, u string) string {
 		}
 	})
 	return schema
+}
+
+// attemptsWAL sums the WAL records between lsn0 and lsn1 that touch schema's attempts table
+// (heap) and its indexes (idx), read through pg_walinspect in the database at walURL.
+func attemptsWAL(b *testing.B, pool interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, walURL, schema, lsn0, lsn1 string) (heap, idx float64) {
+	ctx := context.Background()
+	var db, table string
+	var indexes []string
+	rel := pgx.Identifier{schema, "hookd_attempts"}.Sanitize()
+	if err := pool.QueryRow(ctx, `SELECT (SELECT oid FROM pg_database WHERE datname = current_database())::text,
+		pg_relation_filenode($1::regclass)::text,
+		array(SELECT pg_relation_filenode(indexrelid)::text FROM pg_index WHERE indrelid = $1::regclass)`, rel).Scan(&db, &table, &indexes); err != nil {
+		b.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, walURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	ref := func(node string) string { return "%/" + db + "/" + node + " %" }
+	var idxRefs []string
+	for _, n := range indexes {
+		idxRefs = append(idxRefs, ref(n))
+	}
+	err = conn.QueryRow(ctx, `SELECT coalesce(sum(record_length) FILTER (WHERE block_ref LIKE $3), 0),
+		coalesce(sum(record_length) FILTER (WHERE block_ref LIKE ANY ($4::text[])), 0)
+		FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)`, lsn0, lsn1, ref(table), idxRefs).Scan(&heap, &idx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return heap, idx
 }
