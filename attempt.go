@@ -35,7 +35,8 @@ type Attempt struct {
 	Response   string // the response body, up to the configured cap; why, when no response arrived
 	// RequestHeaders are the headers the attempt sent, the signature's included and the values of
 	// the endpoint's own headers Redacted; ResponseHeaders the response's. Both are bounded
-	// (AttemptHeaders) and empty when nothing was sent or no response arrived.
+	// (AttemptHeaders), the response's further to MaxResponseHeaderBytes, and empty when nothing
+	// was sent or no response arrived. Stores keep them compactly (Attempt.EncodeHeaders).
 	RequestHeaders  AttemptHeaders
 	ResponseHeaders AttemptHeaders
 }

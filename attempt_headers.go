@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hookd/hookd/delivery"
 )
@@ -149,8 +150,81 @@ func sentAny(sent http.Header, own map[string]string) bool {
 	return false
 }
 
+// MaxResponseHeaderBytes bounds the names and values of a response's headers that an attempt
+// keeps, beyond MaxAttemptHeaderBytes: the headers a receiver's own code sets (Content-Type,
+// Retry-After, a request id) are short and fit many times over, while the ones that fill a
+// response's header block (Content-Security-Policy, Set-Cookie, Report-To, Link) are long, of
+// little use in finding why a delivery failed, and would otherwise be stored again with every
+// attempt.
+const MaxResponseHeaderBytes = 1 << 10
+
 // responseHeaders is the attempt log's copy of a response's headers, which package delivery
-// bounds as AttemptHeaders are.
+// bounds as AttemptHeaders are, bounded further to MaxResponseHeaderBytes.
 func responseHeaders(res *delivery.Result) AttemptHeaders {
-	return AttemptHeaders{Header: res.Header, Omitted: res.HeaderOmitted}
+	h, omitted := boundLongestFirst(res.Header, MaxResponseHeaderBytes)
+	return AttemptHeaders{Header: h, Omitted: res.HeaderOmitted + omitted}
+}
+
+// boundLongestFirst returns h with the longest values (name and value together) left out, one
+// by one, until the rest fit in limit bytes, and how many it left out; the values kept keep
+// their order. h is returned as it is when it fits.
+func boundLongestFirst(h http.Header, limit int) (http.Header, int) {
+	type value struct {
+		name string
+		i    int
+		size int
+	}
+	var all []value
+	total := 0
+	for k, vs := range h {
+		for i, v := range vs {
+			all = append(all, value{k, i, len(k) + len(v)})
+			total += len(k) + len(v)
+		}
+	}
+	if total <= limit {
+		return h, 0
+	}
+	// Longest first; among equals, by name and place, so that the choice never depends on the
+	// map's order.
+	slices.SortFunc(all, func(a, b value) int {
+		if a.size != b.size {
+			return b.size - a.size
+		}
+		if a.name != b.name {
+			return strings.Compare(a.name, b.name)
+		}
+		return a.i - b.i
+	})
+	drop := map[string][]bool{}
+	omitted := 0
+	for _, v := range all {
+		if total <= limit {
+			break
+		}
+		if drop[v.name] == nil {
+			drop[v.name] = make([]bool, len(h[v.name]))
+		}
+		drop[v.name][v.i] = true
+		total -= v.size
+		omitted++
+	}
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		d := drop[k]
+		if d == nil {
+			out[k] = vs
+			continue
+		}
+		var kept []string
+		for i, v := range vs {
+			if !d[i] {
+				kept = append(kept, v)
+			}
+		}
+		if kept != nil {
+			out[k] = kept
+		}
+	}
+	return out, omitted
 }

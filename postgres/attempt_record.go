@@ -145,7 +145,7 @@ func appendAttemptArrays(args []any, recs []hookd.AttemptRecord) []any {
 func appendAttemptHeaderArrays(args []any, recs []hookd.AttemptRecord) []any {
 	reqs, resps := make(textArray, len(recs)), make(textArray, len(recs))
 	for i := range recs {
-		reqs[i], resps[i] = recs[i].Attempt.RequestHeaders.Encode(), recs[i].Attempt.ResponseHeaders.Encode()
+		reqs[i], resps[i] = recs[i].Attempt.EncodeHeaders()
 	}
 	return append(args, reqs, resps)
 }

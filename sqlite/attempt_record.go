@@ -73,9 +73,10 @@ func (t *txn) insertAttempts(ctx context.Context, recs []hookd.AttemptRecord) er
 	args := make([]any, 0, attemptRowParams*len(recs))
 	for i := range recs {
 		a := &recs[i].Attempt
+		reqH, respH := a.EncodeHeaders()
 		args = append(args, a.ID, a.DeliveryID, a.MessageID, a.EndpointID, a.AppID, a.Number,
 			string(a.Trigger), a.URL, micros(a.At), a.Duration.Microseconds(), a.StatusCode, a.Success,
-			a.Error, a.Response, a.RequestHeaders.Encode(), a.ResponseHeaders.Encode())
+			a.Error, a.Response, reqH, respH)
 	}
 	if _, err := t.execBatch(ctx, t.stmts.insertAttempts, attemptRowParams, args); err != nil {
 		return fmt.Errorf("record attempts %s..%s: %w", recs[0].Attempt.ID, recs[len(recs)-1].Attempt.ID, classify(err))

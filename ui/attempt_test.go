@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,7 +19,9 @@ import (
 func TestAttemptPage(t *testing.T) {
 	s := newSite(t, true)
 	ctx := context.Background()
+	sent := make(chan http.Header, 10)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent <- r.Header.Clone()
 		w.Header().Set("X-Receiver", "busy")
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write([]byte(`{"error":"boom"}`))
@@ -41,7 +44,7 @@ func TestAttemptPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(page.Data) > 0 {
-			a = page.Data[0]
+			a = page.Data[len(page.Data)-1] // the first attempt, whose request arrived first
 			break
 		}
 		if time.Now().After(deadline) {
@@ -73,6 +76,20 @@ func TestAttemptPage(t *testing.T) {
 	}
 	if strings.Contains(body, "tenant-credential-42") {
 		t.Error("the attempt's page shows the endpoint's credential")
+	}
+	// Every header that arrived is on the page as it arrived (but for those the transport adds
+	// on the wire, and the endpoint's own, redacted); the first request is the first attempt's.
+	arrived := <-sent
+	arrived.Del("Accept-Encoding")
+	arrived.Del("Content-Length")
+	arrived.Set("X-Api-Key", hookd.Redacted)
+	text := html.UnescapeString(body)
+	for k, vs := range arrived {
+		for _, v := range vs {
+			if !strings.Contains(text, "<code>"+k+"</code></td><td><code>"+v+"</code>") {
+				t.Errorf("the attempt's page does not show the header %s: %s that arrived", k, v)
+			}
+		}
 	}
 
 	// The portal shows Acme's attempt; not through another message, not through Globex's pages.

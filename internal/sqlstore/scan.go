@@ -112,11 +112,7 @@ func (d *Dialect) ScanAttempt(r Scanner) (hookd.Attempt, error) {
 		d.ScanTime(&a.At), &dur, &a.StatusCode, &a.Success, &a.Error, &response, &reqH, &respH); err != nil {
 		return a, err
 	}
-	var err error
-	if a.RequestHeaders, err = hookd.DecodeAttemptHeaders(reqH); err != nil {
-		return a, err
-	}
-	if a.ResponseHeaders, err = hookd.DecodeAttemptHeaders(respH); err != nil {
+	if err := a.DecodeHeaders(reqH, respH); err != nil { // after MessageID and At, which it reads
 		return a, err
 	}
 	a.Trigger = hookd.AttemptTrigger(trigger)
