@@ -39,6 +39,7 @@ func TestIdempotencyDigestMigration(t *testing.T) {
 		`CREATE INDEX hookd_deliveries_endpoint_id_status ON hookd_deliveries (endpoint_id, status, id)`,
 		`DROP INDEX hookd_deliveries_first_job`,
 		`ALTER TABLE hookd_deliveries DROP COLUMN first_job`,
+		`DROP TABLE hookd_endpoint_hours`, // migration 18's
 		`DELETE FROM hookd_migrations WHERE version >= 9`,
 	} {
 		if _, err := s.DB().ExecContext(ctx, q); err != nil {
