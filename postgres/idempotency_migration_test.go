@@ -32,6 +32,7 @@ func TestIdempotencyDigestMigration(t *testing.T) {
 		`CREATE INDEX hookd_deliveries_endpoint_id_status ON hookd_deliveries (endpoint_id, status, id)`,
 		`CREATE INDEX hookd_deliveries_endpoint_id ON hookd_deliveries (endpoint_id, id)`,
 		`CREATE INDEX hookd_attempts_delivery_id ON hookd_attempts (delivery_id, number)`,
+		`DROP TABLE hookd_endpoint_hours`, // migration 18's
 		`DELETE FROM hookd_migrations WHERE version >= 7`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {
