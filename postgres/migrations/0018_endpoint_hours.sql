@@ -13,18 +13,24 @@
 CREATE TABLE hookd_endpoint_hours (
     endpoint_id text COLLATE "C" NOT NULL,
     hour        bigint NOT NULL,
-    app_id      text COLLATE "C" NOT NULL REFERENCES hookd_applications (id) ON DELETE CASCADE,
+    app_id      text COLLATE "C" NOT NULL,
     succeeded   bigint NOT NULL,
     failed      bigint NOT NULL,
     min_id      text COLLATE "C" NOT NULL,
-    max_id      text COLLATE "C" NOT NULL,
-    PRIMARY KEY (endpoint_id, hour)
+    max_id      text COLLATE "C" NOT NULL
 ) WITH (fillfactor = 70);
-CREATE INDEX hookd_endpoint_hours_app ON hookd_endpoint_hours (app_id, hour);
-CREATE INDEX hookd_endpoint_hours_hour ON hookd_endpoint_hours (hour);
--- The attempts recorded before this version, counted once.
+-- The attempts recorded before this version, counted once: one read of hookd_attempts, grouped
+-- in memory (a hash of a few hundred bytes a group: 250k groups at 1M messages; with the default
+-- work_mem the hash spilled to disk and took 1.6 times as long), then the keys and indexes,
+-- built once each rather than row by row.
+SET LOCAL work_mem = '256MB';
 INSERT INTO hookd_endpoint_hours (endpoint_id, hour, app_id, succeeded, failed, min_id, max_id)
     SELECT endpoint_id, floor(extract(epoch FROM at) / 3600)::bigint, min(app_id),
         count(*) FILTER (WHERE success), count(*) FILTER (WHERE NOT success), min(id), max(id)
     FROM hookd_attempts GROUP BY 1, 2;
+RESET work_mem;
+ALTER TABLE hookd_endpoint_hours ADD PRIMARY KEY (endpoint_id, hour),
+    ADD FOREIGN KEY (app_id) REFERENCES hookd_applications (id) ON DELETE CASCADE;
+CREATE INDEX hookd_endpoint_hours_app ON hookd_endpoint_hours (app_id, hour);
+CREATE INDEX hookd_endpoint_hours_hour ON hookd_endpoint_hours (hour);
 ANALYZE hookd_endpoint_hours;

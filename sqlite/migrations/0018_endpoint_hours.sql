@@ -19,9 +19,11 @@ CREATE TABLE hookd_endpoint_hours (
     max_id      TEXT NOT NULL,
     PRIMARY KEY (endpoint_id, hour)
 ) WITHOUT ROWID;
-CREATE INDEX hookd_endpoint_hours_app ON hookd_endpoint_hours (app_id, hour);
-CREATE INDEX hookd_endpoint_hours_hour ON hookd_endpoint_hours (hour);
--- The attempts recorded before this version, counted once.
+-- The attempts recorded before this version, counted once: one read of hookd_attempts in its
+-- own order (NOT INDEXED: through an index the read jumps about the table, and took 1.3-1.9
+-- times as long on 3.7M attempts), sorted by endpoint and hour. The indexes come after.
 INSERT INTO hookd_endpoint_hours (endpoint_id, hour, app_id, succeeded, failed, min_id, max_id)
     SELECT endpoint_id, at / 3600000000, min(app_id), sum(success), count(*) - sum(success), min(id), max(id)
-    FROM hookd_attempts GROUP BY endpoint_id, at / 3600000000;
+    FROM hookd_attempts NOT INDEXED GROUP BY endpoint_id, at / 3600000000;
+CREATE INDEX hookd_endpoint_hours_app ON hookd_endpoint_hours (app_id, hour);
+CREATE INDEX hookd_endpoint_hours_hour ON hookd_endpoint_hours (hour);
