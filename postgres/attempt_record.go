@@ -82,7 +82,7 @@ func (t *txn) RecordAttempts(ctx context.Context, recs []hookd.AttemptRecord) er
 	if updated != len(deliveries) {
 		return fmt.Errorf("record attempts: update deliveries: %w", t.missingDelivery(ctx, deliveries))
 	}
-	return nil
+	return t.countAttempts(ctx, recs) // endpoint_hours.go
 }
 
 // missingDelivery names a delivery of ds that does not exist.

@@ -46,6 +46,7 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 		`CREATE INDEX hookd_attempts_delivery_id ON hookd_attempts (delivery_id, number)`,
 		`ALTER TABLE hookd_attempts DROP COLUMN event_type`, // migration 17's (its index goes with it)
 		`DROP INDEX hookd_attempts_endpoint_failed, hookd_deliveries_app_id_undelivered, hookd_deliveries_app_id_delivered`,
+		`DROP TABLE hookd_endpoint_hours`, // migration 18's
 		`DELETE FROM hookd_migrations WHERE version >= 5`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {

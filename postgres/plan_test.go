@@ -178,8 +178,6 @@ func TestListPlans(t *testing.T) {
 	}
 	conn, plans := explainingConn(t, b)
 	reads := postgres.ReadsOn(conn)
-	since := time.Now().Add(-time.Hour)
-	stats := hookd.AttemptStatsFilter{AppID: "app_1", Since: since, FromID: "atmpt_"}
 	cases := []struct {
 		name, index string
 		read        func() (int, error) // the rows it returned
@@ -236,17 +234,6 @@ func TestListPlans(t *testing.T) {
 			ds, err := reads.DueDeliveries(ctx, time.Now().Add(time.Hour), "", 1000)
 			return len(ds), err
 		}, 80}, // g % 25 = 0 and g % 10 != 0: 160 of 4,000, of which g % 50 = 0 (half) have no next attempt time and are due at creation
-		// Not changed by migration 15; any index will do.
-		{"attempts_per_hour_endpoint", "", func() (int, error) {
-			f := stats
-			f.EndpointID = "ep_10"
-			h, err := reads.AttemptsPerHour(ctx, f)
-			return sumHours(h), err
-		}, 200},
-		{"attempts_per_hour_app", "", func() (int, error) {
-			h, err := reads.AttemptsPerHour(ctx, stats)
-			return sumHours(h), err
-		}, 4400},
 	}
 	for _, analyzed := range []bool{false, true} {
 		if analyzed {

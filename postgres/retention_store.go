@@ -18,6 +18,9 @@ var _ hookd.MessageRetainer = (*Store)(nil)
 // one cleaner runs at a time. Deliveries, attempts, channel and tag rows go by the foreign keys'
 // cascade; jobs in hookd_jobs (a manual retry still queued) are deleted here.
 func (s *Store) DeleteOldMessages(ctx context.Context, before time.Time, limit int) (hookd.RetentionCount, error) {
+	if _, err := s.DeleteOldEndpointHours(ctx, before); err != nil { // endpoint_hours.go
+		return hookd.RetentionCount{}, err
+	}
 	var n hookd.RetentionCount
 	err := s.InTx(ctx, func(tx hookd.Tx) error {
 		q := tx.(*txn).c

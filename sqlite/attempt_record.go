@@ -62,6 +62,9 @@ func (t *txn) RecordAttempts(ctx context.Context, recs []hookd.AttemptRecord) er
 	if err := t.insertAttempts(ctx, recs); err != nil {
 		return err
 	}
+	if err := t.countAttempts(ctx, recs); err != nil { // endpoint_hours.go
+		return err
+	}
 	deliveries, endpoints := sqlstore.FoldRecords(recs)
 	if err := t.updateDeliveries(ctx, deliveries); err != nil {
 		return err

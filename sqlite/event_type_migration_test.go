@@ -59,6 +59,7 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 		`DROP INDEX hookd_deliveries_app_id`,
 		`DROP INDEX hookd_deliveries_app_failed`,
 		`DROP INDEX hookd_deliveries_app_cancelled`,
+		`DROP TABLE hookd_endpoint_hours`, // migration 18's
 		`DELETE FROM hookd_migrations WHERE version >= 7`,
 	} {
 		if _, err := s.DB().ExecContext(ctx, q); err != nil {

@@ -16,6 +16,9 @@ var _ hookd.MessageRetainer = (*Store)(nil)
 // manual retry still queued) are deleted here, since hookd_jobs has no foreign key. It is a
 // background write.
 func (s *Store) DeleteOldMessages(ctx context.Context, before time.Time, limit int) (hookd.RetentionCount, error) {
+	if _, err := s.DeleteOldEndpointHours(ctx, before); err != nil { // endpoint_hours.go
+		return hookd.RetentionCount{}, err
+	}
 	var n hookd.RetentionCount
 	err := s.InTx(hookd.BackgroundWrite(ctx), func(tx hookd.Tx) error {
 		q := tx.(*txn).sqlTx

@@ -91,6 +91,7 @@ func Run(t *testing.T, newStore func(t *testing.T) hookd.Store) {
 		{"Sessions", sessionTests},
 		{"IdempotentResponses", idempotencyTests},
 		{"EndpointStats", endpointStatsTests},
+		{"AttemptCounts", attemptCountTests},
 		{"ExpungeAttemptResponse", expungeAttemptResponseTests},
 		{"PendingSummary", pendingSummaryTests},
 		{"DueDeliveries", dueDeliveryTests},

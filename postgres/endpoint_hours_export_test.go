@@ -1,0 +1,4 @@
+package postgres
+
+// DeleteOldHoursSQL is DeleteOldEndpointHours's statement.
+const DeleteOldHoursSQL = deleteOldHoursSQL

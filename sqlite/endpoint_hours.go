@@ -1,0 +1,246 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlstore"
+)
+
+// hookd_endpoint_hours (migration 18) counts each endpoint's attempts by the UTC hour they were
+// made in (hour = at / hourMicros), kept as attempts are recorded, in the record's transaction.
+// The stats, the health figures and the charts read whole hours from it, and the partial hour
+// at either end of their window from hookd_attempts. A row also keeps the least and greatest id
+// of its attempts: the raw read of a partial hour walks the endpoint's (endpoint_id, id) index
+// between the two, whatever the clocks that stamped the attempts' times and ids.
+//
+// The counts follow the attempts: an application's deletion cascades to both. An endpoint's
+// deletion leaves both (its attempts still count in its application's chart); retention
+// deletes old hours (DeleteOldEndpointHours) as it deletes old messages.
+
+// hourMicros is an hour in microseconds, the unit of hookd_attempts.at.
+const hourMicros = int64(time.Hour / time.Microsecond)
+
+// hourBucket is one endpoint's attempts in one hour, as a batch of records adds them.
+type hourBucket struct {
+	EndpointID string `json:"e"`
+	Hour       int64  `json:"h"`
+	AppID      string `json:"a"`
+	Succeeded  int    `json:"s"`
+	Failed     int    `json:"f"`
+	MinID      string `json:"lo"`
+	MaxID      string `json:"hi"`
+}
+
+// foldHours sums recs by endpoint and hour, in order of first appearance.
+func foldHours(recs []hookd.AttemptRecord) []hourBucket {
+	type key struct {
+		ep   string
+		hour int64
+	}
+	var out []hourBucket
+	at := make(map[key]int, 4)
+	for i := range recs {
+		a := &recs[i].Attempt
+		k := key{a.EndpointID, micros(a.At) / hourMicros}
+		j, ok := at[k]
+		if !ok {
+			j = len(out)
+			at[k] = j
+			out = append(out, hourBucket{EndpointID: a.EndpointID, Hour: k.hour, AppID: a.AppID, MinID: a.ID, MaxID: a.ID})
+		}
+		b := &out[j]
+		if a.Success {
+			b.Succeeded++
+		} else {
+			b.Failed++
+		}
+		b.MinID, b.MaxID = min(b.MinID, a.ID), max(b.MaxID, a.ID)
+	}
+	return out
+}
+
+// countHoursSQL adds a batch's buckets, given as one JSON array, to hookd_endpoint_hours: one
+// statement (one text, compiled once a connection) whatever the batch's size. ("WHERE true"
+// tells SQLite's parser that ON CONFLICT is the upsert's, not a join's.)
+const countHoursSQL = `INSERT INTO hookd_endpoint_hours (endpoint_id, hour, app_id, succeeded, failed, min_id, max_id)
+	SELECT value ->> 'e', value ->> 'h', value ->> 'a', value ->> 's', value ->> 'f', value ->> 'lo', value ->> 'hi'
+	FROM json_each(?) WHERE true
+	ON CONFLICT (endpoint_id, hour) DO UPDATE SET succeeded = succeeded + excluded.succeeded,
+		failed = failed + excluded.failed, min_id = min(min_id, excluded.min_id), max_id = max(max_id, excluded.max_id)`
+
+// countAttempts adds recs to their endpoints' hours, one upsert a batch.
+func (t *txn) countAttempts(ctx context.Context, recs []hookd.AttemptRecord) error {
+	b, err := json.Marshal(foldHours(recs))
+	if err != nil {
+		return fmt.Errorf("record attempts: count by hour: %w", err)
+	}
+	if _, err := t.q.ExecContext(ctx, countHoursSQL, string(b)); err != nil {
+		return fmt.Errorf("record attempts: count by hour: %w", classify(err))
+	}
+	return nil
+}
+
+// hourSpan is how a window [since, until) of attempt times (in microseconds) splits into whole
+// hours [full, fullEnd), read from the counts, and the hours it covers in part, lead and trail
+// (noHour when none), read from the attempts.
+type hourSpan struct {
+	full, fullEnd, lead, trail int64
+}
+
+// noHour is an hour no attempt is in.
+const noHour = -1
+
+func spanOf(since, until int64) hourSpan {
+	s := hourSpan{full: since / hourMicros, fullEnd: until / hourMicros, lead: noHour, trail: noHour}
+	if since%hourMicros != 0 {
+		s.lead = since / hourMicros
+		s.full++
+	}
+	if until%hourMicros != 0 {
+		s.trail = until / hourMicros
+	}
+	return s
+}
+
+// hourBounds is the SQL that keeps a.at within the hour of the bucket h it is matched to.
+var hourBounds = fmt.Sprintf(`a.at >= h.hour * %[1]d AND a.at < (h.hour + 1) * %[1]d`, hourMicros)
+
+// bucketJoin matches each bucket h to its endpoint's attempts a, walking the endpoint's index
+// between the bucket's least and greatest id. Each attempt is matched to its own hour's bucket
+// only (hourBounds), so an id range that reaches into another hour counts nothing twice.
+const bucketJoin = `FROM hookd_endpoint_hours h JOIN hookd_attempts a ON a.endpoint_id = h.endpoint_id AND a.id >= h.min_id AND a.id <= h.max_id`
+
+// endpointStatsSQL sums an endpoint's whole hours from the counts and its partial ones, lead and
+// trail, from the attempts. Parameters: endpoint, full, fullEnd, endpoint, lead, trail, since,
+// until.
+var endpointStatsSQL = `SELECT COALESCE(SUM(s), 0), COALESCE(SUM(f), 0) FROM (
+	SELECT succeeded AS s, failed AS f FROM hookd_endpoint_hours WHERE endpoint_id = ? AND hour >= ? AND hour < ?
+	UNION ALL
+	SELECT a.success, 1 - a.success ` + bucketJoin + `
+	WHERE h.endpoint_id = ? AND h.hour IN (?, ?) AND a.at >= ? AND a.at < ? AND ` + hourBounds + `)`
+
+// EndpointStats counts the endpoint's attempts made in [since, until) by outcome: whole hours
+// from hookd_endpoint_hours, the partial ones from the attempts.
+func (q *queries) EndpointStats(ctx context.Context, endpointID string, since, until time.Time) (*hookd.EndpointStats, error) {
+	var stats hookd.EndpointStats
+	from, to := micros(since), micros(until)
+	sp := spanOf(from, to)
+	err := q.q.QueryRowContext(ctx, endpointStatsSQL, endpointID, sp.full, sp.fullEnd,
+		endpointID, sp.lead, sp.trail, from, to).Scan(&stats.Success, &stats.Fail)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint %s stats: %w", endpointID, classify(err))
+	}
+	return &stats, nil
+}
+
+// chartSQL is the charts' read: attempts made since a time, of the buckets bucketWhere picks (an
+// endpoint's, or an application's), summed by key (hour, or endpoint_id), also limited to ids
+// at or after a FromID. A bucket after the first, partial hour whose least id is at or after
+// FromID is read from the counts; the first hour's, and any whose id range FromID cuts (none,
+// while the attempts' times and ids come from one clock), from the attempts. Parameters: the
+// bucket's twice, then full, from, first, lead, from, from, since.
+func chartSQL(key, bucketWhere string) string {
+	return `SELECT ` + key + `, SUM(s), SUM(f) FROM (
+	SELECT h.` + key + ` AS ` + key + `, h.succeeded AS s, h.failed AS f FROM hookd_endpoint_hours h
+		WHERE ` + bucketWhere + ` AND h.hour >= ? AND h.min_id >= ?
+	UNION ALL
+	SELECT h.` + key + `, a.success, 1 - a.success ` + bucketJoin + `
+		WHERE ` + bucketWhere + ` AND h.hour >= ? AND (h.hour = ? OR h.min_id < ?)
+			AND a.id >= ? AND a.at >= ? AND ` + hourBounds + `
+	) GROUP BY ` + key + ` ORDER BY ` + key
+}
+
+var (
+	endpointHoursSQL = chartSQL("hour", `h.endpoint_id = ? AND h.app_id = ?`)
+	appHoursSQL      = chartSQL("hour", `h.app_id = ?`)
+	byEndpointSQL    = chartSQL("endpoint_id", `h.endpoint_id IN (SELECT value FROM json_each(?)) AND h.app_id = ?`)
+)
+
+// chartArgs are chartSQL's parameters for f, after the bucket's (bucket).
+func chartArgs(f hookd.AttemptStatsFilter, bucket ...any) []any {
+	since := micros(f.Since)
+	sp := spanOf(since, since)
+	args := append(append([]any{}, bucket...), sp.full, f.FromID)
+	args = append(args, bucket...)
+	return append(args, since/hourMicros, sp.lead, f.FromID, f.FromID, since)
+}
+
+// AttemptsPerHour counts attempts by hour since f.Since: whole hours from hookd_endpoint_hours
+// (by endpoint, or by application), the first, partial one from the attempts.
+func (q *queries) AttemptsPerHour(ctx context.Context, f hookd.AttemptStatsFilter) ([]hookd.HourCount, error) {
+	query, args := appHoursSQL, chartArgs(f, f.AppID)
+	if f.EndpointID != "" {
+		query, args = endpointHoursSQL, chartArgs(f, f.EndpointID, f.AppID)
+	}
+	out, err := collect(ctx, q.q, query, args, func(rows sqlstore.Scanner) (hookd.HourCount, error) {
+		var (
+			h int64
+			c hookd.HourCount
+		)
+		err := rows.Scan(&h, &c.Succeeded, &c.Failed)
+		c.Hour = time.UnixMicro(h * hourMicros).UTC()
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attempts per hour: %w", err)
+	}
+	return out, nil
+}
+
+// AttemptsByEndpoint counts attempts by endpoint since f.Since, as AttemptsPerHour does
+// (hookd.EndpointAttemptCounter).
+func (q *queries) AttemptsByEndpoint(ctx context.Context, f hookd.AttemptStatsFilter, endpointIDs []string) (map[string]hookd.AttemptCount, error) {
+	out := make(map[string]hookd.AttemptCount)
+	if len(endpointIDs) == 0 {
+		return out, nil
+	}
+	_, err := collect(ctx, q.q, byEndpointSQL, chartArgs(f, jsonList(endpointIDs), f.AppID),
+		func(rows sqlstore.Scanner) (struct{}, error) {
+			var (
+				id string
+				c  hookd.AttemptCount
+			)
+			err := rows.Scan(&id, &c.Succeeded, &c.Failed)
+			out[id] = c
+			return struct{}{}, err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("attempts by endpoint: %w", err)
+	}
+	return out, nil
+}
+
+// endpointHoursBatch bounds the rows one transaction of DeleteOldEndpointHours deletes, so that
+// a first run on an old database holds the write connection a few milliseconds at a time.
+const endpointHoursBatch = 1000
+
+// DeleteOldEndpointHours deletes the attempt counts of the hours that ended at or before before,
+// as retention deletes the messages (and attempts) older than it, in transactions of at most
+// endpointHoursBatch rows, each a background write. It returns how many it deleted.
+func (s *Store) DeleteOldEndpointHours(ctx context.Context, before time.Time) (int, error) {
+	end := micros(before) / hourMicros
+	total := 0
+	for {
+		var n int64
+		err := s.InTx(hookd.BackgroundWrite(ctx), func(tx hookd.Tx) error {
+			res, err := tx.(*txn).sqlTx.ExecContext(ctx, `DELETE FROM hookd_endpoint_hours WHERE (endpoint_id, hour) IN (
+				SELECT endpoint_id, hour FROM hookd_endpoint_hours WHERE hour < ? ORDER BY hour LIMIT ?)`, end, endpointHoursBatch)
+			if err != nil {
+				return classify(err)
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return total, fmt.Errorf("delete old attempt counts: %w", err)
+		}
+		total += int(n)
+		if n < endpointHoursBatch {
+			return total, nil
+		}
+	}
+}

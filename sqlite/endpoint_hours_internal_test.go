@@ -1,0 +1,223 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookd/hookd"
+)
+
+// fillHoursSQL fills a database for the counts' plans: applications app_1, with endpoints
+// ep_000 to ep_009, and app_2, with ep_010 to ep_100; 200 messages; and an attempt each hour of
+// 30 days to each endpoint, one in ten failed, plus 20,000 more to ep_001 in its last two days
+// (ids in time order): 92,720 attempts, counted by hour by migration 18's statement, then
+// ANALYZE.
+var fillHoursSQL = []string{
+	`INSERT INTO hookd_applications (id, name, created_at, updated_at) VALUES ('app_1', 'a', 0, 0), ('app_2', 'b', 0, 0)`,
+	`WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 100)
+		INSERT INTO hookd_endpoints (id, app_id, url, created_at, updated_at)
+		SELECT printf('ep_%03d', n), CASE WHEN n < 10 THEN 'app_1' ELSE 'app_2' END, 'https://example.com/', 0, 0 FROM g`,
+	`WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 200)
+		INSERT INTO hookd_messages (id, app_id, event_type, created_at) SELECT printf('msg_%05d', n), 'app_1', 'x', 0 FROM g`,
+	`WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 719),
+		e(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM e WHERE n < 100)
+		INSERT INTO hookd_attempts (id, delivery_id, message_id, endpoint_id, app_id, number, trigger_kind, url, at, duration, status_code, success)
+		SELECT printf('atmpt_%012d_%03d', ?1 + g.n * 3600000000, e.n), 'dlv_1', printf('msg_%05d', 1 + (g.n + e.n) % 200), printf('ep_%03d', e.n),
+			CASE WHEN e.n < 10 THEN 'app_1' ELSE 'app_2' END, 1, 'scheduled', 'u', ?1 + g.n * 3600000000, 1, 200, (g.n + e.n) % 10 <> 0
+		FROM g, e`,
+	`WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < 19999)
+		INSERT INTO hookd_attempts (id, delivery_id, message_id, endpoint_id, app_id, number, trigger_kind, url, at, duration, status_code, success)
+		SELECT printf('atmpt_%012d_x%05d', ?2 + n * 8640000, n), 'dlv_1', printf('msg_%05d', 1 + n % 200), 'ep_001', 'app_1', 1, 'scheduled', 'u',
+			?2 + n * 8640000, 1, 200, n % 10 <> 0 FROM g`,
+	`INSERT INTO hookd_endpoint_hours (endpoint_id, hour, app_id, succeeded, failed, min_id, max_id)
+		SELECT endpoint_id, at / 3600000000, min(app_id), sum(success), count(*) - sum(success), min(id), max(id)
+		FROM hookd_attempts GROUP BY endpoint_id, at / 3600000000`,
+	`ANALYZE`,
+}
+
+// fillHours fills s with fillHoursSQL; the attempts' 30 days end at end.
+func fillHours(ctx context.Context, t testing.TB, db *sql.DB, end time.Time) {
+	t.Helper()
+	start := micros(end) - 30*24*hourMicros
+	for _, q := range fillHoursSQL {
+		if _, err := db.ExecContext(ctx, q, start, micros(end)-2*24*hourMicros); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// TestAttemptCountPlansUseIndexes plans the stats, the charts' and the health figures' reads on
+// a filled, analyzed database: each reads hookd_endpoint_hours by its key (an endpoint's hours) or
+// by hookd_endpoint_hours_app (an application's), and the partial hours' attempts through
+// hookd_attempts_endpoint_id between a bucket's ids; none scans a table or sorts anything but
+// its few groups.
+func TestAttemptCountPlansUseIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openTestStore(t)
+	now := time.Now()
+	fillHours(ctx, t, s.db, now)
+	since := now.Add(-28 * 24 * time.Hour)
+	sp := spanOf(micros(since), micros(now))
+	f := hookd.AttemptStatsFilter{AppID: "app_1", EndpointID: "ep_001", Since: now.Add(-24 * time.Hour), FromID: "atmpt_"} // the fill's ids are not hookd's
+	const endpointKey, attemptsKey = "USING PRIMARY KEY (endpoint_id=? AND hour>?", "USING INDEX hookd_attempts_endpoint_id (endpoint_id=? AND id>? AND id<?)"
+	for _, st := range []struct {
+		name, sql string
+		args      []any
+		want      []string
+	}{
+		{"stats", endpointStatsSQL, []any{"ep_001", sp.full, sp.fullEnd, "ep_001", sp.lead, sp.trail, micros(since), micros(now)},
+			[]string{endpointKey, "USING PRIMARY KEY (endpoint_id=? AND hour=?)", attemptsKey}},
+		{"endpoint_hours", endpointHoursSQL, chartArgs(f, f.EndpointID, f.AppID), []string{endpointKey, attemptsKey}},
+		{"app_hours", appHoursSQL, chartArgs(f, f.AppID), []string{"USING INDEX hookd_endpoint_hours_app (app_id=? AND hour>?)", attemptsKey}},
+		{"by_endpoint", byEndpointSQL, chartArgs(f, jsonList([]string{"ep_001", "ep_002"}), f.AppID), []string{endpointKey, attemptsKey}},
+		{"delete_old", `DELETE FROM hookd_endpoint_hours WHERE (endpoint_id, hour) IN (
+			SELECT endpoint_id, hour FROM hookd_endpoint_hours WHERE hour < ? ORDER BY hour LIMIT ?)`, []any{sp.full, 1000},
+			[]string{"USING COVERING INDEX hookd_endpoint_hours_hour (hour<?)"}},
+	} {
+		t.Run(st.name, func(t *testing.T) {
+			plan := explain(ctx, t, s, st.sql, st.args)
+			for _, want := range st.want {
+				if !strings.Contains(plan, want) {
+					t.Errorf("plan does not read %s:\n%s", want, plan)
+				}
+			}
+			for _, line := range strings.Split(plan, "\n") {
+				line = strings.TrimSpace(line)
+				scans := strings.HasPrefix(line, "SCAN ") && !strings.HasPrefix(line, "SCAN json_each") &&
+					!strings.HasPrefix(line, "SCAN (subquery") && !strings.Contains(line, "VIRTUAL TABLE")
+				sorts := strings.Contains(line, "TEMP B-TREE") && !strings.Contains(line, "GROUP BY") && !strings.Contains(line, "ORDER BY")
+				if scans || sorts {
+					t.Errorf("plan has %q:\n%s", line, plan)
+				}
+			}
+		})
+	}
+}
+
+// TestAttemptCountsKeptAndDeleted: recording counts an endpoint's attempts by hour as migration
+// 18 counts the attempts already there; an application's deletion deletes its counts, an
+// endpoint's leaves them (its attempts stay too); DeleteOldEndpointHours deletes the hours that
+// ended at or before its time, and no other.
+func TestAttemptCountsKeptAndDeleted(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := t.TempDir() + "/hookd.db"
+	s, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	h0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	apps := []hookd.Application{{ID: "app_1", Name: "a", CreatedAt: h0, UpdatedAt: h0}, {ID: "app_2", Name: "b", CreatedAt: h0, UpdatedAt: h0}}
+	eps := []hookd.Endpoint{{ID: "ep_1", AppID: "app_1"}, {ID: "ep_2", AppID: "app_1"}, {ID: "ep_3", AppID: "app_2"}}
+	var recs []hookd.AttemptRecord
+	err = s.InTx(ctx, func(tx hookd.Tx) error {
+		for i := range apps {
+			if err := tx.InsertApplication(ctx, &apps[i]); err != nil {
+				return err
+			}
+		}
+		for i := range eps {
+			eps[i].URL, eps[i].CreatedAt, eps[i].UpdatedAt = "https://example.com/", h0, h0
+			if err := tx.InsertEndpoint(ctx, &eps[i], hookd.SigningKey{Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", CreatedAt: h0}); err != nil {
+				return err
+			}
+			m := hookd.Message{ID: "msg_" + eps[i].ID, AppID: eps[i].AppID, EventType: "x", Payload: []byte(`{}`), CreatedAt: h0}
+			if _, _, err := tx.InsertMessage(ctx, &m); err != nil {
+				return err
+			}
+			d := hookd.Delivery{ID: "dlv_" + eps[i].ID, MessageID: m.ID, EndpointID: eps[i].ID, AppID: m.AppID, Status: hookd.DeliveryPending, CreatedAt: h0, UpdatedAt: h0}
+			if err := tx.InsertDeliveries(ctx, []hookd.Delivery{d}); err != nil {
+				return err
+			}
+			for n := range 30 {
+				at := h0.Add(time.Duration(n*7+i) * time.Minute)
+				recs = append(recs, hookd.AttemptRecord{Status: hookd.DeliveryPending, Attempt: hookd.Attempt{
+					ID: fmt.Sprintf("atmpt_%s_%02d", eps[i].ID, n), DeliveryID: d.ID, MessageID: m.ID, EndpointID: d.EndpointID,
+					AppID: d.AppID, Number: n + 1, Trigger: hookd.TriggerScheduled, URL: "u", At: at, Success: n%3 == 0}})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In three batches, the records of an endpoint and hour split across them.
+	for _, part := range [][]hookd.AttemptRecord{recs[:25], recs[25:61], recs[61:]} {
+		if err := s.InTx(ctx, func(tx hookd.Tx) error { return tx.RecordAttempts(ctx, part) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := hourRows(ctx, t, s.db)
+	if len(kept) != 12 { // 3 endpoints, 4 hours each (30 attempts 7 minutes apart)
+		t.Fatalf("%d rows counted, want 12:\n%s", len(kept), strings.Join(kept, "\n"))
+	}
+	want := "ep_1 " + fmt.Sprint(micros(h0)/hourMicros) + " app_1 3 6 atmpt_ep_1_00 atmpt_ep_1_08" // minutes 0..56: attempts 0-8
+	if kept[0] != want {
+		t.Errorf("first row %q, want %q", kept[0], want)
+	}
+
+	// Migration 18 run again on the attempts counts what recording counted.
+	for _, q := range []string{`DROP TABLE hookd_endpoint_hours`, `DELETE FROM hookd_migrations WHERE version = 18`} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	if s, err = Open(ctx, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := hourRows(ctx, t, s.db); !slices.Equal(got, kept) {
+		t.Errorf("migration 18 counted\n%s\nrecording counted\n%s", strings.Join(got, "\n"), strings.Join(kept, "\n"))
+	}
+
+	if err := s.InTx(ctx, func(tx hookd.Tx) error { return tx.DeleteEndpoint(ctx, "ep_2") }); err != nil {
+		t.Fatal(err)
+	}
+	if got := hourRows(ctx, t, s.db); !slices.Equal(got, kept) {
+		t.Errorf("an endpoint's deletion changed the counts:\n%s", strings.Join(got, "\n"))
+	}
+	if err := s.InTx(ctx, func(tx hookd.Tx) error { return tx.DeleteApplication(ctx, "app_2") }); err != nil {
+		t.Fatal(err)
+	}
+	if got := hourRows(ctx, t, s.db); !slices.Equal(got, kept[:8]) {
+		t.Errorf("after app_2's deletion:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(kept[:8], "\n"))
+	}
+	// Hours 0 and 1 ended by h0 + 2h; hour 2 has not ended a microsecond before h0 + 3h.
+	n, err := s.DeleteOldEndpointHours(ctx, h0.Add(3*time.Hour-time.Microsecond))
+	if err != nil || n != 4 {
+		t.Fatalf("DeleteOldEndpointHours = %d, %v; want 4", n, err)
+	}
+	if got := hourRows(ctx, t, s.db); !slices.Equal(got, []string{kept[2], kept[3], kept[6], kept[7]}) {
+		t.Errorf("after deleting the hours before h0 + 2h:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// hourRows returns hookd_endpoint_hours, a row a line, by endpoint and hour.
+func hourRows(ctx context.Context, t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	rows, err := db.QueryContext(ctx, `SELECT endpoint_id, hour, app_id, succeeded, failed, min_id, max_id FROM hookd_endpoint_hours ORDER BY endpoint_id, hour`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var ep, app, lo, hi string
+		var hour, s, f int64
+		if err := rows.Scan(&ep, &hour, &app, &s, &f, &lo, &hi); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s %d %s %d %d %s %s", ep, hour, app, s, f, lo, hi))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
