@@ -25,13 +25,15 @@ const (
 // waits (sqlite.Store.DeleteOldMessages); after a batch the cleaner rests half as long as the
 // batch took, up to 2.5 ms, so that it takes at most two thirds of the writer. On a server's
 // (PostgreSQL), where sends go on beside a batch but share the server's CPU and disk, a batch is
-// sized to take about 20 ms, and the cleaner rests as long after it, so that it takes at most half
-// of a server core and short transactions let vacuum reclaim what the batches before deleted.
+// sized to take about 50 ms, at least 100 messages (a batch has a fixed cost: its round trips,
+// reading the small job table; below that the sweep crawled at 40 messages a second), and the
+// cleaner rests as long after it, so that it takes at most half of a server core and short
+// transactions let vacuum reclaim what the batches before deleted.
 func newRetentionPacer(s Store) *sweepPacer {
 	if isInProcess(s) {
 		return &sweepPacer{target: 5 * time.Millisecond, rest: 0.5, n: retentionMaxBatch, min: retentionMaxBatch, max: retentionMaxBatch}
 	}
-	return &sweepPacer{target: 20 * time.Millisecond, rest: 1, n: 50, min: 1, max: retentionMaxBatch}
+	return &sweepPacer{target: 50 * time.Millisecond, rest: 1, n: 100, min: 100, max: retentionMaxBatch}
 }
 
 // MinRetention is the shortest Config.Retention. A message whose delivery is still pending is
