@@ -18,11 +18,7 @@ var _ hookd.MessageRetainer = (*Store)(nil)
 // one cleaner runs at a time. It then locks the batch's messages (FOR UPDATE SKIP LOCKED) and reads
 // their ids, and deletes by those ids, in one statement, their attempts, queued jobs (a manual
 // retry; hookd_jobs has no foreign key), deliveries and the messages (channel and tag rows go by
-// the foreign keys' cascade), counting each. Each delete of a table that grows with the messages
-// walks an index by the ids given (the jobs, a small table, are read whole): the ids as an array
-// are planned for what they are, where a join to a CTE of the batch was planned, generically or
-// on stale statistics, as a scan of every delivery and attempt (0.6-1.2 s a batch, whatever its
-// size, measured on 200,000 messages).
+// the foreign keys' cascade), counting each, each by an index on the ids given.
 func (s *Store) DeleteOldMessages(ctx context.Context, before time.Time, limit int) (hookd.RetentionCount, error) {
 	var n hookd.RetentionCount
 	err := s.InTx(ctx, func(tx hookd.Tx) error {
@@ -31,12 +27,18 @@ func (s *Store) DeleteOldMessages(ctx context.Context, before time.Time, limit i
 		if err := q.queryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, retentionLockKey(s.schema)).Scan(&locked); err != nil || !locked {
 			return classify(err)
 		}
-		// The batch's size is planned for what it is: a generic plan of LIMIT $2 assumes a tenth
-		// of the table, and reads every message and every pending delivery (2.8 s measured).
-		// The commit does not wait for the WAL flush: a batch lost in a crash is deleted again by
-		// the next pass, and the sends' commits do not queue behind its flush.
+		// The batch's statements walk indexes by key, planned for the batch's size, whatever the
+		// tables' statistics: a generic plan of LIMIT $2 assumes a tenth of the table, and on tables
+		// never analysed (autovacuum off) = ANY of 100 ids is priced as half the table; either read
+		// every message, delivery or attempt, 1-4 s a batch (measured on 200,000 messages). So
+		// plans are custom and scans of whole tables priced out (as for the queue's statements,
+		// queuePlanParams); only hookd_jobs, small and without an index on delivery_id, is read
+		// whole. The commit does not wait for the WAL flush: a batch lost in a crash is deleted
+		// again by the next pass, and the sends' commits do not queue behind its flush.
 		if err := q.queryRow(ctx, `SELECT set_config('plan_cache_mode', 'force_custom_plan', true),
-			set_config('synchronous_commit', 'off', true)`).Scan(new(string), new(string)); err != nil {
+			set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
+			set_config('enable_mergejoin', 'off', true), set_config('synchronous_commit', 'off', true)`).
+			Scan(new(string), new(string), new(string), new(string), new(string)); err != nil {
 			return classify(err)
 		}
 		var ids []string
