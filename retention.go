@@ -26,8 +26,7 @@ const (
 // batch took, up to 2.5 ms, so that it takes at most two thirds of the writer. On a server's
 // (PostgreSQL), where sends go on beside a batch but share the server's CPU and disk, a batch is
 // sized to take about 50 ms, at least 100 messages (a batch has a fixed cost: its round trips,
-// reading the small job table; below that the sweep crawled at 40 messages a second), and the
-// cleaner rests as long after it, so that it takes at most half of a server core and short
+// the small job table read whole, its commit), and the cleaner rests as long after it, so that it takes at most half of a server core and short
 // transactions let vacuum reclaim what the batches before deleted.
 func newRetentionPacer(s Store) *sweepPacer {
 	if isInProcess(s) {
@@ -45,8 +44,10 @@ const MinRetention = 24 * time.Hour
 type MessageRetainer interface {
 	// DeleteOldMessages deletes at most limit messages created before before, none of whose
 	// deliveries is pending, with their deliveries, attempts, jobs, channel and tag rows, and
-	// returns how many messages, deliveries and attempts it deleted. A store shared by several
-	// processes lets one of them delete at a time and returns zero counts to the others.
+	// returns how many messages, deliveries and attempts it deleted. It may delete fewer than
+	// limit with more left (SQLite ends a batch early for a waiting writer): none deleted says
+	// that none is left. A store shared by several processes lets one of them delete at a time
+	// and returns zero counts to the others.
 	DeleteOldMessages(ctx context.Context, before time.Time, limit int) (RetentionCount, error)
 }
 
