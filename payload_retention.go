@@ -9,9 +9,10 @@ import (
 )
 
 // The payload sweep works as Svix's expired-message cleaner: it deletes expired payloads a batch
-// at a time, runs the next batch at once while batches come full, and otherwise waits
-// payloadSweepIdle; after a failure it tries again after payloadSweepRetry. A Client sweeps once
-// when it starts.
+// at a time, runs the next batch while batches come full, and otherwise waits payloadSweepIdle;
+// after a failure it tries again after payloadSweepRetry. A Client sweeps once when it starts.
+// Its batches are paced as the retention cleaner's (newRetentionPacer), at most
+// payloadSweepBatch payloads each.
 const (
 	payloadSweepBatch = 5000
 	payloadSweepIdle  = 12 * time.Hour
@@ -27,14 +28,21 @@ func (c *Client) ExpirePayloads(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	total := 0
+	pace := newRetentionPacer(c.store)
+	pace.n, pace.min, pace.max = 500, 50, payloadSweepBatch
 	for {
-		n, err := pe.ExpirePayloads(ctx, c.now(), payloadSweepBatch)
+		start := time.Now()
+		limit := pace.batch()
+		n, err := pe.ExpirePayloads(BackgroundWrite(ctx), c.now(), limit)
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("hookd: expire payloads: %w", err)
 		}
-		if n < payloadSweepBatch {
+		if n < limit {
 			return total, nil
+		}
+		if err := pace.done(ctx, n, time.Since(start)); err != nil {
+			return total, fmt.Errorf("hookd: expire payloads: %w", err)
 		}
 	}
 }

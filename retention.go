@@ -7,15 +7,33 @@ import (
 	"time"
 )
 
-// The retention cleaner deletes the messages older than Config.Retention a batch at a time, runs
-// the next batch at once while batches come full, and otherwise waits retentionIdle; after a
-// failure it tries again after retentionRetry. Batches are small so that each holds the store's
-// write lock briefly and sends go on between them. A Client cleans once when it starts.
+// The retention cleaner deletes the messages older than Config.Retention a batch at a time, until
+// none is left, and then waits retentionIdle; after a failure it tries again after retentionRetry.
+// A Client cleans once when it starts. Its batches are paced (sweepPacer) so that a sweep of
+// millions of messages, a first Retention on an old database, never stalls sends and deliveries.
 const (
-	retentionBatch = 500
 	retentionIdle  = time.Hour
 	retentionRetry = 10 * time.Second
+	// retentionMaxBatch bounds a batch of the cleaner (a message has a few deliveries and
+	// attempts each).
+	retentionMaxBatch = 2000
 )
+
+// newRetentionPacer paces the retention cleaner's batches on s. On a store in this process
+// (SQLite), where a batch holds the one write connection, the store bounds each batch itself: it
+// deletes a few messages at a time, and commits once 5 ms passed or as soon as a send or a record
+// waits (sqlite.Store.DeleteOldMessages); after a batch the cleaner rests half as long as the
+// batch took, up to 2.5 ms, so that it takes at most two thirds of the writer. On a server's
+// (PostgreSQL), where sends go on beside a batch but share the server's CPU and disk, a batch is
+// sized to take about 50 ms, at least 100 messages (a batch has a fixed cost: its round trips,
+// the small job table read whole, its commit), and the cleaner rests as long after it, so that it takes at most half of a server core and short
+// transactions let vacuum reclaim what the batches before deleted.
+func newRetentionPacer(s Store) *sweepPacer {
+	if isInProcess(s) {
+		return &sweepPacer{target: 5 * time.Millisecond, rest: 0.5, n: retentionMaxBatch, min: retentionMaxBatch, max: retentionMaxBatch}
+	}
+	return &sweepPacer{target: 50 * time.Millisecond, rest: 1, n: 100, min: 100, max: retentionMaxBatch}
+}
 
 // MinRetention is the shortest Config.Retention. A message whose delivery is still pending is
 // kept past it until the delivery ends.
@@ -26,8 +44,10 @@ const MinRetention = 24 * time.Hour
 type MessageRetainer interface {
 	// DeleteOldMessages deletes at most limit messages created before before, none of whose
 	// deliveries is pending, with their deliveries, attempts, jobs, channel and tag rows, and
-	// returns how many messages, deliveries and attempts it deleted. A store shared by several
-	// processes lets one of them delete at a time and returns zero counts to the others.
+	// returns how many messages, deliveries and attempts it deleted. It may delete fewer than
+	// limit with more left (SQLite ends a batch early for a waiting writer): none deleted says
+	// that none is left. A store shared by several processes lets one of them delete at a time
+	// and returns zero counts to the others.
 	DeleteOldMessages(ctx context.Context, before time.Time, limit int) (RetentionCount, error)
 }
 
@@ -70,8 +90,10 @@ func (c *Client) DeleteOldMessages(ctx context.Context) (RetentionCount, error) 
 		return total, nil
 	}
 	before := c.now().Add(-c.cfg.Retention)
+	pace := newRetentionPacer(c.store)
 	for {
-		n, err := mr.DeleteOldMessages(BackgroundWrite(ctx), before, retentionBatch)
+		start := time.Now()
+		n, err := mr.DeleteOldMessages(BackgroundWrite(ctx), before, pace.batch())
 		total.add(n)
 		c.retained.mu.Lock()
 		c.retained.n.add(n)
@@ -79,8 +101,13 @@ func (c *Client) DeleteOldMessages(ctx context.Context) (RetentionCount, error) 
 		if err != nil {
 			return total, fmt.Errorf("hookd: delete old messages: %w", err)
 		}
-		if n.Messages < retentionBatch {
+		// A store may end a batch early to let other writers go (SQLite): only an empty batch
+		// says that none is left.
+		if n.Messages == 0 {
 			return total, nil
+		}
+		if err := pace.done(ctx, n.Messages, time.Since(start)); err != nil {
+			return total, fmt.Errorf("hookd: delete old messages: %w", err)
 		}
 	}
 }
@@ -101,4 +128,37 @@ func (c *Client) startRetention(ctx context.Context) chan struct{} {
 		})
 	}()
 	return done
+}
+
+// sweepPacer sizes and spaces the batches of a background sweep (retention, payload expiry):
+// each batch sized to take about target at the cost per row measured on the batches before,
+// within min and max, and a rest of rest times its duration after it, at most rest times
+// target. A batch's duration may include a wait for the write connection (SQLite), which the
+// bound on the rest keeps from lengthening the rest, and min from shrinking the batches to none.
+type sweepPacer struct {
+	target      time.Duration
+	rest        float64
+	n, min, max int // the next batch's size, and its bounds
+}
+
+// batch returns the size of the next batch.
+func (p *sweepPacer) batch() int { return p.n }
+
+// done records that a batch deleted rows in took, sizes the next one, and rests; it returns
+// ctx's error when ctx ends during the rest. The next batch grows at most twofold, since the
+// first batches, on a cold cache, are the dearest per row and a batch many times as large as
+// the last one measured could hold the writer far longer than target.
+func (p *sweepPacer) done(ctx context.Context, rows int, took time.Duration) error {
+	if rows > 0 && took > 0 {
+		next := int(int64(rows) * int64(p.target) / int64(took))
+		p.n = max(p.min, min(next, 2*p.n, p.max))
+	}
+	t := time.NewTimer(time.Duration(float64(min(took, p.target)) * p.rest))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -182,8 +183,10 @@ func TestMigrateAndSchemaStatus(t *testing.T) {
 		}
 	}
 	want := []string{known[4].Name}
-	for v := 6; v <= len(known); v++ {
-		want = append(want, known[v].Name)
+	for _, v := range slices.Sorted(maps.Keys(known)) { // versions may skip numbers
+		if v >= 6 {
+			want = append(want, known[v].Name)
+		}
 	}
 	if !slices.Equal(pending, want) {
 		t.Fatalf("pending %v, want %v", pending, want)

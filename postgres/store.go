@@ -187,14 +187,16 @@ func Open(ctx context.Context, url string, cfg *Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	return &Store{
+	s := &Store{
 		schema:    schema,
 		queries:   newQueries(pgxConn{pool}),
 		pool:      pool,
 		asyncPool: asyncPool,
 		logger:    cfg.Logger,
 		sqlDB:     stdlib.OpenDBFromPool(pool),
-	}, nil
+	}
+	s.warnAutovacuum(ctx) // autovacuum.go
+	return s, nil
 }
 
 // queueConns bounds the connections of the queue's own statements.

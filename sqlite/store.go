@@ -143,6 +143,8 @@ type Store struct {
 	queueRunning atomic.Bool
 	// gate orders InTx's transactions on the write connection.
 	gate writeGate
+	// retention is the retention cleaner's state (retention_store.go).
+	retention retentionState
 	// connWait is set while the gate's holder waits for the write connection, which then only
 	// a transaction begun on DB() can hold.
 	connWait atomic.Bool

@@ -86,3 +86,11 @@ func removeWaiter(ws []*gateWaiter, w *gateWaiter) []*gateWaiter {
 	}
 	return ws
 }
+
+// waiting reports whether a transaction waits for the gate: a long background transaction (the
+// retention cleaner's) checks it between its steps and commits early, so that the waiter goes.
+func (g *writeGate) waiting() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.urgent) > 0 || len(g.background) > 0
+}
