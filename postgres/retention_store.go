@@ -20,13 +20,12 @@ var _ hookd.MessageRetainer = (*Store)(nil)
 // retry; hookd_jobs has no foreign key), deliveries and the messages (channel and tag rows go by
 // the foreign keys' cascade), counting each, each by an index on the ids given.
 func (s *Store) DeleteOldMessages(ctx context.Context, before time.Time, limit int) (hookd.RetentionCount, error) {
-	if _, err := s.DeleteOldEndpointHours(ctx, before); err != nil { // endpoint_hours.go
-		return hookd.RetentionCount{}, err
-	}
-	var n hookd.RetentionCount
+	var (
+		n      hookd.RetentionCount
+		locked bool // this process holds the cleaner's lock
+	)
 	err := s.InTx(ctx, func(tx hookd.Tx) error {
 		q := tx.(*txn).c
-		var locked bool
 		if err := q.queryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, retentionLockKey(s.schema)).Scan(&locked); err != nil || !locked {
 			return classify(err)
 		}
@@ -61,12 +60,17 @@ func (s *Store) DeleteOldMessages(ctx context.Context, before time.Time, limit i
 			ids).Scan(&n.Messages, &n.Deliveries, &n.Attempts); err != nil {
 			return classify(err)
 		}
-		// Other rows kept by time that belong to no message (hourly counters) are deleted here,
-		// a bounded number a batch.
 		return nil
 	})
 	if err != nil {
 		return hookd.RetentionCount{}, fmt.Errorf("delete old messages: %w", err)
+	}
+	if n.Messages < limit && locked {
+		// No old message is left: the hourly attempt counts of the same age follow, in
+		// transactions of their own (endpoint_hours.go).
+		if _, err := s.DeleteOldEndpointHours(ctx, before); err != nil {
+			return n, err
+		}
 	}
 	return n, nil
 }

@@ -29,10 +29,10 @@ const (
 // another transaction began to wait for the connection (a send, an attempt record), or once
 // retentionTxTime passed, so it may return fewer than limit with more left.
 func (s *Store) DeleteOldMessages(ctx context.Context, before time.Time, limit int) (hookd.RetentionCount, error) {
-	if _, err := s.DeleteOldEndpointHours(ctx, before); err != nil { // endpoint_hours.go
-		return hookd.RetentionCount{}, err
-	}
-	var n hookd.RetentionCount
+	var (
+		n       hookd.RetentionCount
+		drained bool // no old message is left
+	)
 	err := s.InTx(hookd.BackgroundWrite(ctx), func(tx hookd.Tx) error {
 		q := tx.(*txn).sqlTx
 		start := time.Now()
@@ -51,8 +51,8 @@ func (s *Store) DeleteOldMessages(ctx context.Context, before time.Time, limit i
 			n.Deliveries += got.Deliveries
 			n.Attempts += got.Attempts
 			if got.Messages < step {
-				// No old message is left: the other rows kept by time follow.
-				return deleteOldOthers(ctx, q, before)
+				drained = true
+				return nil
 			}
 			s.retention.step.Store(int64(nextStep(step, time.Since(took))))
 			// Checked after a step, so that each turn of the connection deletes at least one.
@@ -64,6 +64,13 @@ func (s *Store) DeleteOldMessages(ctx context.Context, before time.Time, limit i
 	})
 	if err != nil {
 		return hookd.RetentionCount{}, fmt.Errorf("delete old messages: %w", err)
+	}
+	if drained {
+		// No old message is left: the hourly attempt counts of the same age follow, in
+		// transactions of their own (endpoint_hours.go).
+		if _, err := s.DeleteOldEndpointHours(ctx, before); err != nil {
+			return n, err
+		}
 	}
 	return n, nil
 }
@@ -128,13 +135,6 @@ func deleteOldStep(ctx context.Context, q *sql.Tx, before time.Time, limit int) 
 		return n, classify(err)
 	}
 	return n, nil
-}
-
-// deleteOldOthers deletes the rows kept by time that belong to no message, created before
-// before, once no old message is left. Each statement here deletes a bounded number of rows (a
-// day's at most), since it holds the write connection.
-func deleteOldOthers(ctx context.Context, q *sql.Tx, before time.Time) error {
-	return nil
 }
 
 // retentionState is what a Store keeps of its cleaner between calls.
