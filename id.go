@@ -32,15 +32,9 @@ type idSource struct {
 	hi, lo uint64 // the current 128-bit value
 }
 
-// ids is the source of every Client on the real clock (Config.Now unset) and of newID, so that the
-// ids of one process sort in the order made across its clients.
+// ids is the source of every Client on the real clock (Config.Now unset), so that the ids of one
+// process sort in the order made across its clients.
 var ids idSource
-
-// newID returns prefix + a fixed-width, time-sortable base62 id, from the real clock.
-func newID(prefix string) string {
-	hi, lo := ids.next(uint64(max(time.Now().UnixMilli(), 0)))
-	return encodeID(prefix, hi, lo)
-}
 
 // newID returns prefix + a fixed-width base62 id whose time part is the client's clock
 // (Config.Now), so that ids sort by the creation times the client gives its rows: a client on a
