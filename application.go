@@ -69,7 +69,7 @@ func (c *Client) CreateApplication(ctx context.Context, in *ApplicationIn) (*App
 	}
 	now := c.now()
 	app := &Application{
-		ID: newID(prefixApp), UID: in.UID, Name: in.Name, ThrottleRate: in.ThrottleRate,
+		ID: c.newID(prefixApp), UID: in.UID, Name: in.Name, ThrottleRate: in.ThrottleRate,
 		RetrySchedule: cloneSchedule(in.RetrySchedule), AttemptTimeout: in.AttemptTimeout,
 		Metadata: maps.Clone(in.Metadata), CreatedAt: now, UpdatedAt: now,
 	}

@@ -168,7 +168,7 @@ func (c *Client) recordAttempt(ctx context.Context, t madeAttempt) error {
 	job, d, m, ep, adm, at, res := t.job, t.d, t.m, t.ep, t.adm, t.at, t.res
 	now := c.now()
 	a := Attempt{
-		ID: newID(prefixAttempt), DeliveryID: d.ID, MessageID: m.ID, EndpointID: ep.ID, AppID: d.AppID,
+		ID: c.newID(prefixAttempt), DeliveryID: d.ID, MessageID: m.ID, EndpointID: ep.ID, AppID: d.AppID,
 		Number: job.Attempt, Trigger: job.Trigger, URL: ep.URL, At: at, Duration: res.Duration,
 		StatusCode: res.StatusCode, Success: res.Outcome == delivery.Success,
 		Error: res.Message(), Response: res.Response(),
@@ -272,5 +272,5 @@ func (c *Client) recordAttempt(ctx context.Context, t madeAttempt) error {
 const failingAfter = 4
 
 func (c *Client) opEvent(typ string, d *Delivery, reason string) OperationalEvent {
-	return OperationalEvent{ID: newID(prefixEvent), Type: typ, AppID: d.AppID, EndpointID: d.EndpointID, MessageID: d.MessageID, Reason: reason, At: c.now()}
+	return OperationalEvent{ID: c.newID(prefixEvent), Type: typ, AppID: d.AppID, EndpointID: d.EndpointID, MessageID: d.MessageID, Reason: reason, At: c.now()}
 }

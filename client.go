@@ -29,6 +29,7 @@ type Client struct {
 	rates  *appRates            // the per-application message rate (quota.go)
 	slots  *fleetSlots          // the cap's slots leased across processes; nil: this process keeps it alone
 	probe  healthProbe          // Health's write probe (health.go)
+	ids    *idSource            // the source of the ids it makes (id.go): the process's on the real clock
 
 	watch   startWatch   // warns when deliveries wait on a client never started (start_watch.go)
 	working atomic.Int64 // jobs being worked, for the drain's log line
@@ -77,6 +78,10 @@ func NewClient(store Store, cfg *Config) (*Client, error) {
 		box:    box,
 		active: newLimiters(c.Workers, c.ActiveWorkers, isInProcess(store)),
 		rates:  newAppRates(c.MessageRatePerApp, c.MessageBurstPerApp, c.Now),
+	}
+	cl.ids = &ids
+	if cfg != nil && cfg.Now != nil {
+		cl.ids = new(idSource) // its own clock: ids follow it, apart from the process's
 	}
 	cl.sends.max = sendBatchesApart
 	if isInProcess(store) {

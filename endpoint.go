@@ -189,7 +189,7 @@ func (c *Client) CreateEndpoint(ctx context.Context, app string, in *EndpointIn)
 		return nil, err
 	}
 	now := c.now()
-	ep := &Endpoint{ID: newID(prefixEndpoint), CreatedAt: now, UpdatedAt: now}
+	ep := &Endpoint{ID: c.newID(prefixEndpoint), CreatedAt: now, UpdatedAt: now}
 	in.apply(ep)
 	secret := in.Secret
 	if secret == "" {

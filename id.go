@@ -24,18 +24,24 @@ const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 const idLen = 22
 
 // idSource makes 128-bit ids: 48 bits of Unix milliseconds, then 80 bits that are random for a new
-// millisecond and incremented within one, so ids made by one process sort in the order made.
+// millisecond and incremented within one, so ids made from one source sort in the order made, even
+// when the clock steps back.
 type idSource struct {
 	mu     sync.Mutex
 	lastMS uint64
 	hi, lo uint64 // the current 128-bit value
 }
 
+// ids is the source of every Client on the real clock (Config.Now unset), so that the ids of one
+// process sort in the order made across its clients.
 var ids idSource
 
-// newID returns prefix + a fixed-width, time-sortable base62 id.
-func newID(prefix string) string {
-	hi, lo := ids.next(uint64(time.Now().UnixMilli()))
+// newID returns prefix + a fixed-width base62 id whose time part is the client's clock
+// (Config.Now), so that ids sort by the creation times the client gives its rows: a client on a
+// clock of its own (a fill spreading 30 days of data, a test) gets ids that idFloor bounds by
+// those times. Such a client has a source of its own, whose ids sort in the order it makes them.
+func (c *Client) newID(prefix string) string {
+	hi, lo := c.ids.next(uint64(max(c.cfg.Now().UnixMilli(), 0)))
 	return encodeID(prefix, hi, lo)
 }
 

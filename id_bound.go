@@ -18,8 +18,8 @@ func DeliveryIDFloor(t time.Time) string { return idFloor(prefixDelivery, t) }
 // idBounds returns the ids that bound a list of rows with prefix created in [after, before) (nil
 // for no bound): from, the least id such a row can have, and to, an id every such row sorts
 // before, each idClockSlack wider than the times; "" where there is no bound. It returns no
-// bounds while this client's ids and creation times disagree (a Config.Now that is not the
-// clock ids are made from): a row's id then says nothing of its creation time.
+// bounds while this client's ids and creation times disagree (a clock stepped back): a row's id
+// then says nothing of its creation time.
 func (c *Client) idBounds(prefix string, after, before *time.Time) (from, to string) {
 	if after == nil && before == nil || !c.idsFollowClock() {
 		return "", ""
@@ -34,9 +34,10 @@ func (c *Client) idBounds(prefix string, after, before *time.Time) (from, to str
 }
 
 // idsFollowClock reports whether an id made now sorts among the ids of c's present time: whether
-// rows this client makes have ids that sort by their creation times.
+// rows this client makes have ids that sort by their creation times. Ids come from Config.Now,
+// but a clock stepped back keeps its ids counting up from the last until it catches up.
 func (c *Client) idsFollowClock() bool {
 	now := c.now()
-	probe := newID(prefixEvent)
+	probe := c.newID(prefixEvent)
 	return probe >= idFloor(prefixEvent, now.Add(-idClockSlack)) && probe < idFloor(prefixEvent, now.Add(idClockSlack))
 }

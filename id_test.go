@@ -5,6 +5,12 @@ import (
 	"time"
 )
 
+// newID returns an id made now from the process's source, as a Client on the real clock makes it.
+func newID(prefix string) string {
+	hi, lo := ids.next(uint64(time.Now().UnixMilli()))
+	return encodeID(prefix, hi, lo)
+}
+
 // An attempt id made at or after t sorts at or after AttemptIDFloor(t); one made a millisecond
 // before does not: a range of ids stands for a range of creation times.
 func TestAttemptIDFloor(t *testing.T) {

@@ -131,7 +131,7 @@ func (c *Client) SendToEndpoint(ctx context.Context, app, endpoint string, msg *
 			return nil
 		}
 		d := Delivery{
-			ID: newID(prefixDelivery), MessageID: m.ID, EndpointID: ep.ID, AppID: a.ID,
+			ID: c.newID(prefixDelivery), MessageID: m.ID, EndpointID: ep.ID, AppID: a.ID,
 			Status: DeliveryPending, NextAttemptAt: &m.CreatedAt, CreatedAt: m.CreatedAt, UpdatedAt: m.CreatedAt,
 		}
 		if err := tx.InsertDeliveries(ctx, []Delivery{d}); err != nil {
@@ -182,7 +182,7 @@ func (c *Client) prepare(msg *MessageIn) (*Message, error) {
 		return nil, &ValidationError{Field: "payload", Reason: fmt.Sprintf("%d bytes, at most %d", len(payload), c.cfg.MaxPayload), kind: ErrPayloadTooLarge}
 	}
 	m := &Message{
-		ID:        newID(prefixMessage),
+		ID:        c.newID(prefixMessage),
 		EventID:   msg.EventID,
 		EventType: msg.EventType,
 		Channels:  slices.Clone(msg.Channels),

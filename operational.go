@@ -34,7 +34,7 @@ func (c *Client) ensureOperational(ctx context.Context) (string, error) {
 	err := c.store.InTx(ctx, func(tx Tx) error {
 		app, err := tx.GetApplication(ctx, OperationalAppUID)
 		if errors.Is(err, ErrNotFound) {
-			app = &Application{ID: newID(prefixApp), UID: OperationalAppUID, Name: "hookd operational webhooks", CreatedAt: now, UpdatedAt: now}
+			app = &Application{ID: c.newID(prefixApp), UID: OperationalAppUID, Name: "hookd operational webhooks", CreatedAt: now, UpdatedAt: now}
 			err = tx.InsertApplication(ctx, app)
 		}
 		if err != nil {
@@ -43,7 +43,7 @@ func (c *Client) ensureOperational(ctx context.Context) (string, error) {
 		appID = app.ID
 		ep, err := tx.GetEndpoint(ctx, app.ID, OperationalEndpointUID)
 		if errors.Is(err, ErrNotFound) {
-			ep = &Endpoint{ID: newID(prefixEndpoint), AppID: app.ID, CreatedAt: now, UpdatedAt: now}
+			ep = &Endpoint{ID: c.newID(prefixEndpoint), AppID: app.ID, CreatedAt: now, UpdatedAt: now}
 			in.apply(ep)
 			secret := in.Secret
 			if secret == "" {
@@ -103,7 +103,7 @@ func (c *Client) emitOps(ctx context.Context, tx Tx, evs []OperationalEvent) err
 		if err != nil {
 			return err
 		}
-		m := &Message{ID: newID(prefixMessage), EventID: ev.ID, EventType: ev.Type, Payload: payload, CreatedAt: c.now()}
+		m := &Message{ID: c.newID(prefixMessage), EventID: ev.ID, EventType: ev.Type, Payload: payload, CreatedAt: c.now()}
 		exempt := true // the operator's own events are outside the tenants' message rate
 		if _, err := c.sendInTx(ctx, tx, opsApp, m, &exempt); err != nil {
 			return fmt.Errorf("send operational webhook %s: %w", ev.Type, err)
@@ -126,7 +126,7 @@ func operationalPayload(ev OperationalEvent) map[string]any {
 
 // endpointOp is an operational event about an endpoint, caused by the operator.
 func (c *Client) endpointOp(typ string, ep *Endpoint, reason string) OperationalEvent {
-	return OperationalEvent{ID: newID(prefixEvent), Type: typ, AppID: ep.AppID, EndpointID: ep.ID, Reason: reason, At: c.now()}
+	return OperationalEvent{ID: c.newID(prefixEvent), Type: typ, AppID: ep.AppID, EndpointID: ep.ID, Reason: reason, At: c.now()}
 }
 
 // OperationalEvent is something an operator is told about (as Svix's operational webhooks):

@@ -123,7 +123,7 @@ func (c *Client) Resend(ctx context.Context, app, msg, endpoint string) error {
 		if errors.Is(err, ErrNotFound) {
 			now := c.now()
 			d = &Delivery{
-				ID: newID(prefixDelivery), MessageID: m.ID, EndpointID: ep.ID, AppID: a.ID,
+				ID: c.newID(prefixDelivery), MessageID: m.ID, EndpointID: ep.ID, AppID: a.ID,
 				Status: DeliveryFailed, CreatedAt: now, UpdatedAt: now,
 			}
 			err = tx.InsertDeliveries(ctx, []Delivery{*d})

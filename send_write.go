@@ -77,7 +77,7 @@ func (c *Client) writeSends(ctx context.Context, tx Tx, sends []*pendingSend) er
 				continue
 			}
 			d := Delivery{
-				ID: newID(prefixDelivery), MessageID: m.ID, EndpointID: eps[j].ID, AppID: m.AppID,
+				ID: c.newID(prefixDelivery), MessageID: m.ID, EndpointID: eps[j].ID, AppID: m.AppID,
 				Status: DeliveryPending, NextAttemptAt: &m.CreatedAt, CreatedAt: m.CreatedAt, UpdatedAt: m.CreatedAt,
 			}
 			deliveries = append(deliveries, d)

@@ -11,7 +11,7 @@ import (
 	"github.com/hookd/hookd/cmd/hookd/internal/bench"
 )
 
-const benchUsage = `bench [--messages N] [--endpoints N] [--producers N] [--only B1,B2,B3,B4]
+const benchUsage = `bench [fill|scale] [--messages N] [--endpoints N] [--producers N] [--only B1,B2,B3,B4]
              [--b4-messages N] [--db postgres://...] [--queue redis://...]
              [--target library,api,postgres,postgres+redis,postgres+river,serve,serve-postgres,fleet]
              [--fleet-workers N] [--apart] [--hookd-binary FILE] [--json] [--cpuprofile FILE] [--keep]
@@ -73,12 +73,49 @@ receiver, the producers and, for the api target, the HTTP server share this proc
 and its CPUs with hookd, and count in its CPU time. With --keep the SQLite files, the PostgreSQL
 schemas and the Redis keys stay, and the report says where.
 
+"hookd bench fill" fills a database to a year-of-data shape and "hookd bench scale"
+times every list and page on it against a small one: see "hookd bench fill --help" and
+"hookd bench scale --help".
+
 Exit code 1 when a delivery is missing, unverified or duplicated, or a run fails;
 a missed target is reported, not an error.`
+
+const benchFillUsage = `bench fill --db sqlite:PATH|postgres://... [--schema NAME] [--messages N] [--days N]
+             [--seed N] [--producers N] [--json]
+
+Fills the database through hookd's real send path (hookd.Client.Send, batched by hookd
+across --producers concurrent producers, the store's own queue, the workers delivering to
+receivers on 127.0.0.1 in this process) to --messages messages of a realistic shape:
+100 applications of Zipf sizes (the largest gets about 15.6 % of the messages), 345
+endpoints (some with event-type filters, some with a channel), 20 event types, 30 % of
+the messages on a channel, 25 % tagged, about 3 deliveries per message. The receivers
+answer 200, except 3 % of attempts at random and every attempt of 0.5 % of deliveries
+(HTTP 500): so there are retries (50ms,200ms,1s) and failed deliveries. The client's
+clock (Config.Now) runs from --days days before the fill began to then as the messages
+are made, so creation times, and the ids that sort by them, spread over the span.
+A PostgreSQL database that does not exist is created; --schema puts hookd's tables in a
+schema of their own (serve then needs ?search_path=NAME in its --db).
+
+Stopping it (Ctrl-C) ends the sends, lets the deliveries in flight settle and reports:
+every message is written whole or not at all. Run it again on the same database to
+continue: it reads its clock, seed and receiver port back from the largest
+application's metadata, and sends until the database holds --messages messages.
+
+It reports the fill rate (messages/s), the counts (messages, deliveries, attempts,
+failed), and the database's size (SQLite: file and WAL; PostgreSQL: pg_database_size and
+pg_total_relation_size of each table) and bytes per message.`
 
 // runBench handles "hookd bench": it maps the flags onto bench.Options, runs them and prints the
 // report as text or, with --json, as JSON.
 func runBench(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "fill":
+			return runBenchFill(ctx, e, args[1:])
+		case "scale":
+			return runBenchScale(ctx, e, args[1:])
+		}
+	}
 	if len(args) == 1 {
 		if child, ok := benchChildren[args[0]]; ok {
 			return child(ctx, e)
@@ -140,4 +177,106 @@ func benchError(err error) error {
 		return usageErrorf(be.Hint, "%s", be.Msg)
 	}
 	return failf(be.Hint, "%s", be.Msg)
+}
+
+// runBenchFill handles "hookd bench fill".
+func runBenchFill(ctx context.Context, e *env, args []string) error {
+	o := bench.DefaultFillOptions()
+	f := newFlags(e, "bench fill", benchFillUsage)
+	f.StringVar(&o.DB, "db", "", "the database to fill: sqlite:`PATH` or postgres://USER@HOST:PORT/DATABASE (created if missing)")
+	f.StringVar(&o.Schema, "schema", "", "PostgreSQL: the `SCHEMA` hookd's tables go in (created if missing; default: the URL's search_path)")
+	f.IntVar(&o.Messages, "messages", o.Messages, "the messages the database holds at the end")
+	f.IntVar(&o.Days, "days", o.Days, "the days the creation times spread over, ending when the fill began")
+	f.Uint64Var(&o.Seed, "seed", o.Seed, "the seed of the shape: the same seed makes the same applications, endpoints and messages")
+	f.IntVar(&o.Producers, "producers", o.Producers, "concurrent producers calling Send")
+	asJSON := f.Bool("json", false, "print the report as JSON on stdout")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if !*asJSON {
+		o.Progress = e.stderr
+	}
+	o.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	rep, err := bench.Fill(ctx, o)
+	if err != nil {
+		return benchError(err)
+	}
+	return printBenchReport(e, *asJSON, rep, rep.Text())
+}
+
+// printBenchReport prints rep as indented JSON or text.
+func printBenchReport(e *env, asJSON bool, rep any, text string) error {
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	_, err := io.WriteString(e.stdout, text)
+	return err
+}
+
+const benchScaleUsage = `bench scale --db sqlite:PATH|postgres://... [--schema NAME] [--hookd-binary FILE]
+             [--base-db sqlite:PATH|postgres://...] [--base-schema NAME] [--base-binary FILE]
+             [--base-messages N] [--rounds N] [--json]
+
+Times every list, filter, stats call and page of hookd on a full database (--db, filled
+with "hookd bench fill") against the same on a baseline (--base-db), requests alternated
+between the two: it starts two "hookd serve" children (of --hookd-binary and
+--base-binary, default this binary; --retention none, loopback allowed, one admin token
+through HOOKD_TOKEN), signs in to the dashboard with that token (POST /ui/login) and opens
+the portal of the largest application with a portal link, then makes every request once
+untimed and --rounds times timed on each server, the first server alternating by round.
+The requests name the largest application (uid scale-000), its catch-all endpoint (the
+busiest), its newest message and an attempt of it, a time an hour after its oldest message
+(before=, to=) and an hour before its newest (after=, from=): the API lists (messages plain,
+with before, after, event type, channel, tag; attempts of the endpoint plain, status=0,
+status=2, by event type and channel; attempts of the message; attempted destinations and
+messages; endpoint stats over 28 days), the gets, and the dashboard's and the portal's
+pages (home, application with every status filter, endpoint, message, attempt, find).
+It prints p50, p95 and p99 of each request on both servers and their ratio (full ÷ base),
+as a table or, with --json, as JSON. Every answer must be 200 (exit 1 otherwise).
+
+Without --base-db the baseline is a small database of the same shape: on SQLite a file in
+a temporary directory, on PostgreSQL the database named as --db's with "_small" after it;
+one that holds no messages is filled with --base-messages messages first.
+
+Old build against new: make two copies of the full database (serve migrates a database to
+its build's schema when it starts, so each build needs its own copy), then name both:
+  cp full.db old.db && cp full.db new.db   (SQLite; with hookd stopped)
+  psql -c 'CREATE DATABASE hookd_old TEMPLATE hookd_full' -c 'CREATE DATABASE hookd_new TEMPLATE hookd_full'
+  hookd bench scale --db sqlite:new.db --hookd-binary ./hookd-new \\
+      --base-db sqlite:old.db --base-binary ./hookd-old
+The ratio column is then new ÷ old, each request alternated between the builds.`
+
+// runBenchScale handles "hookd bench scale".
+func runBenchScale(ctx context.Context, e *env, args []string) error {
+	o := bench.DefaultScaleOptions()
+	f := newFlags(e, "bench scale", benchScaleUsage)
+	f.StringVar(&o.DB, "db", "", "the full database: sqlite:`PATH` or postgres://USER@HOST:PORT/DATABASE")
+	f.StringVar(&o.Schema, "schema", "", "PostgreSQL: the `SCHEMA` of --db's tables")
+	f.StringVar(&o.HookdBinary, "hookd-binary", "", "the hookd `BINARY` that serves --db (default: this one)")
+	f.StringVar(&o.BaseDB, "base-db", "", "the baseline database (default: a small one of the same shape, filled if empty)")
+	f.StringVar(&o.BaseSchema, "base-schema", "", "PostgreSQL: the `SCHEMA` of --base-db's tables")
+	f.StringVar(&o.BaseBinary, "base-binary", "", "the hookd `BINARY` that serves --base-db (default: --hookd-binary)")
+	f.IntVar(&o.BaseMessages, "base-messages", o.BaseMessages, "messages of the small database filled when --base-db holds none")
+	f.IntVar(&o.Rounds, "rounds", o.Rounds, "timed rounds of every request on each server")
+	asJSON := f.Bool("json", false, "print the report as JSON on stdout")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if !*asJSON {
+		o.Progress = e.stderr
+	}
+	o.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	rep, err := bench.Scale(ctx, o)
+	if err != nil {
+		return benchError(err)
+	}
+	if err := printBenchReport(e, *asJSON, rep, rep.Text()); err != nil {
+		return err
+	}
+	if len(rep.Problems) > 0 {
+		return failf("", "bench scale: %s", strings.Join(rep.Problems, "; "))
+	}
+	return nil
 }
