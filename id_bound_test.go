@@ -7,10 +7,10 @@ import (
 
 // A client whose ids follow its clock bounds a list by time with ids a minute wider than the
 // times: every message made in the window sorts inside the bounds, and one made more than a
-// minute outside it does not. A client whose clock is not the one ids are made from sets no
-// bounds, so that its lists stay exact.
+// minute outside it does not. A client whose clock stepped back, and whose ids so count up from
+// a later time, sets no bounds, so that its lists stay exact.
 func TestIDBounds(t *testing.T) {
-	c := &Client{cfg: &Config{Now: time.Now}}
+	c := &Client{cfg: &Config{Now: time.Now}, ids: &ids}
 	after := time.Now().Add(-time.Hour)
 	before := time.Now()
 	inside := newID(prefixMessage) // made at "before"
@@ -34,12 +34,17 @@ func TestIDBounds(t *testing.T) {
 		t.Errorf("bounds with after alone: %q, %q", from, to)
 	}
 
-	fake := &Client{cfg: &Config{Now: func() time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) }}}
-	if from, to := fake.idBounds(prefixMessage, &after, &before); from != "" || to != "" {
-		t.Errorf("bounds on a clock ids do not follow: %q, %q", from, to)
+	past := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := past
+	fake := &Client{cfg: &Config{Now: func() time.Time { return clock }}, ids: new(idSource)}
+	pastAfter, pastBefore := past.Add(-time.Hour), past.Add(time.Hour)
+	if from, to := fake.idBounds(prefixMessage, &pastAfter, &pastBefore); from == "" || to == "" {
+		t.Errorf("no bounds on a client's own clock: %q, %q", from, to)
 	}
-	near := &Client{cfg: &Config{Now: func() time.Time { return time.Now().Add(20 * time.Second) }}}
-	if from, _ := near.idBounds(prefixMessage, &after, nil); from == "" {
-		t.Errorf("no bounds on a clock 20 s from the ids'")
+	clock = past.Add(time.Hour)
+	fake.newID(prefixMessage) // an id an hour on; the clock then steps back
+	clock = past
+	if from, to := fake.idBounds(prefixMessage, &pastAfter, &pastBefore); from != "" || to != "" {
+		t.Errorf("bounds on a clock stepped back behind its ids: %q, %q", from, to)
 	}
 }
