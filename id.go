@@ -56,9 +56,25 @@ func encodeID(prefix string, hi, lo uint64) string {
 	return prefix + string(buf[:])
 }
 
+// newIDAt returns an id as newID does and the time of the client's clock it was made at, read
+// while the source is held: rows made by concurrent goroutines then get ids in the order of their
+// times, and a row's id encodes its creation time to the millisecond unless the clock stepped back.
+func (c *Client) newIDAt(prefix string) (string, time.Time) {
+	c.ids.mu.Lock()
+	now := c.now()
+	hi, lo := c.ids.nextLocked(uint64(max(now.UnixMilli(), 0)))
+	c.ids.mu.Unlock()
+	return encodeID(prefix, hi, lo), now
+}
+
 func (s *idSource) next(ms uint64) (hi, lo uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.nextLocked(ms)
+}
+
+// nextLocked is next with s.mu held.
+func (s *idSource) nextLocked(ms uint64) (hi, lo uint64) {
 	if ms > s.lastMS {
 		var r [10]byte
 		_, _ = rand.Read(r[:]) // crypto/rand.Read never fails on supported platforms

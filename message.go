@@ -181,14 +181,15 @@ func (c *Client) prepare(msg *MessageIn) (*Message, error) {
 	if len(payload) > c.cfg.MaxPayload {
 		return nil, &ValidationError{Field: "payload", Reason: fmt.Sprintf("%d bytes, at most %d", len(payload), c.cfg.MaxPayload), kind: ErrPayloadTooLarge}
 	}
+	id, now := c.newIDAt(prefixMessage) // a list by time is bounded by ids (id_bound.go)
 	m := &Message{
-		ID:        c.newID(prefixMessage),
+		ID:        id,
 		EventID:   msg.EventID,
 		EventType: msg.EventType,
 		Channels:  slices.Clone(msg.Channels),
 		Tags:      tags,
 		Payload:   payload,
-		CreatedAt: c.now(),
+		CreatedAt: now,
 	}
 	if msg.PayloadRetention > 0 {
 		exp := m.CreatedAt.Add(msg.PayloadRetention)
