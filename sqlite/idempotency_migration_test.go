@@ -44,6 +44,7 @@ func TestIdempotencyDigestMigration(t *testing.T) {
 		`DROP INDEX hookd_attempts_endpoint_failed`,
 		`CREATE INDEX hookd_attempts_delivery_id ON hookd_attempts (delivery_id, number)`,
 		`DROP INDEX hookd_deliveries_app_id`,
+		`DROP INDEX hookd_deliveries_app_pending`,
 		`DROP INDEX hookd_deliveries_app_failed`,
 		`DROP INDEX hookd_deliveries_app_cancelled`,
 		`DROP TABLE hookd_endpoint_hours`, // migration 18's

@@ -68,8 +68,14 @@ func (r Reads) DeliveryCountsByMessage(ctx context.Context, appID string, ids []
 	if len(ids) == 0 {
 		return out, nil
 	}
+	// The messages' index leads: on SQLite without statistics the application's would, reading
+	// every delivery of the application (LeadingFilter).
+	app := "d.app_id"
+	if d.LeadingFilter != nil {
+		app = d.LeadingFilter(app)
+	}
 	err := q.Query(ctx, d.Bind(`SELECT d.message_id, d.status, count(*) FROM hookd_deliveries d
-		WHERE d.app_id = ? AND `+d.InList("d.message_id")+` GROUP BY d.message_id, d.status`),
+		WHERE `+app+` = ? AND `+d.InList("d.message_id")+` GROUP BY d.message_id, d.status`),
 		[]any{appID, d.ListArg(ids)}, func(r Scanner) error {
 			var (
 				id, status string

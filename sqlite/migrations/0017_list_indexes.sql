@@ -17,9 +17,10 @@ CREATE INDEX hookd_attempts_endpoint_failed ON hookd_attempts (endpoint_id, id) 
 -- a few for each endpoint. delivery_id is no foreign key, so no cascade needs it.
 DROP INDEX hookd_attempts_delivery_id;
 -- An application's deliveries, for its lists (the dashboard's and the portal's application
--- pages), which otherwise walk every application's deliveries by the primary key; its failed and
--- cancelled ones, entered only when a delivery ends so, for the lists by those statuses. The
--- pending ones are few, in hookd_deliveries_pending.
+-- pages), which otherwise walk every application's deliveries by the primary key; its pending,
+-- failed and cancelled ones for the lists by those statuses, which on (app_id, id) alone read
+-- every delivery of the application when it has none so (measured: 0.37-0.52 s at 340,000).
 CREATE INDEX hookd_deliveries_app_id ON hookd_deliveries (app_id, id);
+CREATE INDEX hookd_deliveries_app_pending ON hookd_deliveries (app_id, id) WHERE status = 'pending';
 CREATE INDEX hookd_deliveries_app_failed ON hookd_deliveries (app_id, id) WHERE status = 'failed';
 CREATE INDEX hookd_deliveries_app_cancelled ON hookd_deliveries (app_id, id) WHERE status = 'cancelled';

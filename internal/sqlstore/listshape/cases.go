@@ -140,7 +140,7 @@ func (s *Shape) Cases() []Case {
 		{"deliveries_of_app_delivered", "hookd_deliveries_app_id", "hookd_deliveries_app_id_delivered",
 			dels(hookd.DeliveryFilter{AppID: small, Status: hookd.DeliveryDelivered}),
 			oldestDels(func(d hookd.Delivery) bool { return d.AppID == small && d.Status == hookd.DeliveryDelivered })},
-		{"deliveries_of_app_pending", "", "hookd_deliveries_app_id_undelivered",
+		{"deliveries_of_app_pending", "hookd_deliveries_app_pending", "hookd_deliveries_app_id_undelivered",
 			dels(hookd.DeliveryFilter{AppID: big, Status: hookd.DeliveryPending}),
 			oldestDels(func(d hookd.Delivery) bool { return d.AppID == big && d.Status == hookd.DeliveryPending })},
 		{"deliveries_of_endpoint_failed", "hookd_deliveries_endpoint_failed", "hookd_deliveries_endpoint_id_undelivered",
