@@ -3,11 +3,10 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 // hookd_endpoint_hours (migration 18) counts each endpoint's attempts by the UTC hour they were
@@ -22,53 +21,6 @@ import (
 // deletion leaves both (its attempts still count in its application's chart); retention
 // deletes old hours (DeleteOldEndpointHours) as it deletes old messages.
 
-// hourMicros is an hour in microseconds.
-const hourMicros = int64(time.Hour / time.Microsecond)
-
-// hourBucket is one endpoint's attempts in one hour, as a batch of records adds them.
-type hourBucket struct {
-	endpointID        string
-	hour              int64
-	appID             string
-	succeeded, failed int
-	minID, maxID      string
-}
-
-// foldHours sums recs by endpoint and hour, ordered by both: two processes recording at once
-// lock the rows they share in one order.
-func foldHours(recs []hookd.AttemptRecord) []hourBucket {
-	type key struct {
-		ep   string
-		hour int64
-	}
-	var out []hourBucket
-	at := make(map[key]int, 4)
-	for i := range recs {
-		a := &recs[i].Attempt
-		k := key{a.EndpointID, a.At.UnixMicro() / hourMicros}
-		j, ok := at[k]
-		if !ok {
-			j = len(out)
-			at[k] = j
-			out = append(out, hourBucket{endpointID: a.EndpointID, hour: k.hour, appID: a.AppID, minID: a.ID, maxID: a.ID})
-		}
-		b := &out[j]
-		if a.Success {
-			b.succeeded++
-		} else {
-			b.failed++
-		}
-		b.minID, b.maxID = min(b.minID, a.ID), max(b.maxID, a.ID)
-	}
-	slices.SortFunc(out, func(x, y hourBucket) int {
-		if c := strings.Compare(x.endpointID, y.endpointID); c != 0 {
-			return c
-		}
-		return int(x.hour - y.hour)
-	})
-	return out
-}
-
 // countHoursSQL adds a batch's buckets to hookd_endpoint_hours, one row each.
 const countHoursSQL = `INSERT INTO hookd_endpoint_hours AS c (endpoint_id, hour, app_id, succeeded, failed, min_id, max_id)
 	SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[])
@@ -78,39 +30,17 @@ const countHoursSQL = `INSERT INTO hookd_endpoint_hours AS c (endpoint_id, hour,
 
 // countAttempts adds recs to their endpoints' hours, one upsert a batch.
 func (t *txn) countAttempts(ctx context.Context, recs []hookd.AttemptRecord) error {
-	bs := foldHours(recs)
+	bs := sqlstore.FoldHours(recs)
 	n := len(bs)
 	eps, apps, lows, highs := make(textArray, n), make(textArray, n), make(textArray, n), make(textArray, n)
 	hours, succeeded, failed := make([]int64, n), make([]int64, n), make([]int64, n)
 	for i, b := range bs {
-		eps[i], hours[i], apps[i], succeeded[i], failed[i], lows[i], highs[i] = b.endpointID, b.hour, b.appID, int64(b.succeeded), int64(b.failed), b.minID, b.maxID
+		eps[i], hours[i], apps[i], succeeded[i], failed[i], lows[i], highs[i] = b.EndpointID, b.Hour, b.AppID, int64(b.Succeeded), int64(b.Failed), b.MinID, b.MaxID
 	}
 	if _, err := t.c.exec(ctx, countHoursSQL, eps, hours, apps, succeeded, failed, lows, highs); err != nil {
 		return fmt.Errorf("record attempts: count by hour: %w", classify(err))
 	}
 	return nil
-}
-
-// hourSpan is how a window [since, until) of attempt times (in microseconds) splits into whole
-// hours [full, fullEnd), read from the counts, and the hours it covers in part, lead and trail
-// (noHour when none), read from the attempts.
-type hourSpan struct {
-	full, fullEnd, lead, trail int64
-}
-
-// noHour is an hour no attempt is in.
-const noHour = -1
-
-func spanOf(since, until int64) hourSpan {
-	s := hourSpan{full: since / hourMicros, fullEnd: until / hourMicros, lead: noHour, trail: noHour}
-	if since%hourMicros != 0 {
-		s.lead = since / hourMicros
-		s.full++
-	}
-	if until%hourMicros != 0 {
-		s.trail = until / hourMicros
-	}
-	return s
 }
 
 // edgeCount counts, for each bucket h, its endpoint's attempts that the condition cond (on a)
@@ -137,8 +67,8 @@ var endpointStatsSQL = `SELECT COALESCE(sum(s), 0)::bigint, COALESCE(sum(f), 0):
 // from hookd_endpoint_hours, the partial ones from the attempts.
 func (q *queries) EndpointStats(ctx context.Context, endpointID string, since, until time.Time) (*hookd.EndpointStats, error) {
 	var stats hookd.EndpointStats
-	sp := spanOf(since.UnixMicro(), until.UnixMicro())
-	err := q.c.queryRow(ctx, endpointStatsSQL, endpointID, sp.full, sp.fullEnd, sp.lead, sp.trail, since, until).
+	sp := sqlstore.SpanOf(since.UnixMicro(), until.UnixMicro())
+	err := q.c.queryRow(ctx, endpointStatsSQL, endpointID, sp.Full, sp.FullEnd, sp.Lead, sp.Trail, since, until).
 		Scan(&stats.Success, &stats.Fail)
 	if err != nil {
 		return nil, fmt.Errorf("endpoint %s stats: %w", endpointID, classify(err))
@@ -172,8 +102,8 @@ var (
 // chartArgs are chartSQL's parameters for f, after the bucket's (bucket).
 func chartArgs(f hookd.AttemptStatsFilter, bucket ...any) []any {
 	since := f.Since.UnixMicro()
-	sp := spanOf(since, since)
-	return append(bucket, sp.full, f.FromID, since/hourMicros, sp.lead, f.Since)
+	sp := sqlstore.SpanOf(since, since)
+	return append(bucket, sp.Full, f.FromID, since/sqlstore.HourMicros, sp.Lead, f.Since)
 }
 
 // AttemptsPerHour counts attempts by hour since f.Since: whole hours from hookd_endpoint_hours
@@ -237,7 +167,7 @@ const deleteOldHoursSQL = `DELETE FROM hookd_endpoint_hours WHERE ctid = ANY (AR
 // as retention deletes the messages (and attempts) older than it, at most endpointHoursBatch rows
 // a statement. It returns how many it deleted.
 func (s *Store) DeleteOldEndpointHours(ctx context.Context, before time.Time) (int, error) {
-	end := before.UnixMicro() / hourMicros
+	end := before.UnixMicro() / sqlstore.HourMicros
 	total := 0
 	for {
 		n, err := s.c.exec(ctx, deleteOldHoursSQL, end, endpointHoursBatch)

@@ -11,7 +11,7 @@ import (
 )
 
 // hookd_endpoint_hours (migration 18) counts each endpoint's attempts by the UTC hour they were
-// made in (hour = at / hourMicros), kept as attempts are recorded, in the record's transaction.
+// made in (hour = at / sqlstore.HourMicros), kept as attempts are recorded, in the record's transaction.
 // The stats, the health figures and the charts read whole hours from it, and the partial hour
 // at either end of their window from hookd_attempts. A row also keeps the least and greatest id
 // of its attempts: the raw read of a partial hour walks the endpoint's (endpoint_id, id) index
@@ -20,48 +20,6 @@ import (
 // The counts follow the attempts: an application's deletion cascades to both. An endpoint's
 // deletion leaves both (its attempts still count in its application's chart); retention
 // deletes old hours (DeleteOldEndpointHours) as it deletes old messages.
-
-// hourMicros is an hour in microseconds, the unit of hookd_attempts.at.
-const hourMicros = int64(time.Hour / time.Microsecond)
-
-// hourBucket is one endpoint's attempts in one hour, as a batch of records adds them.
-type hourBucket struct {
-	EndpointID string `json:"e"`
-	Hour       int64  `json:"h"`
-	AppID      string `json:"a"`
-	Succeeded  int    `json:"s"`
-	Failed     int    `json:"f"`
-	MinID      string `json:"lo"`
-	MaxID      string `json:"hi"`
-}
-
-// foldHours sums recs by endpoint and hour, in order of first appearance.
-func foldHours(recs []hookd.AttemptRecord) []hourBucket {
-	type key struct {
-		ep   string
-		hour int64
-	}
-	var out []hourBucket
-	at := make(map[key]int, 4)
-	for i := range recs {
-		a := &recs[i].Attempt
-		k := key{a.EndpointID, micros(a.At) / hourMicros}
-		j, ok := at[k]
-		if !ok {
-			j = len(out)
-			at[k] = j
-			out = append(out, hourBucket{EndpointID: a.EndpointID, Hour: k.hour, AppID: a.AppID, MinID: a.ID, MaxID: a.ID})
-		}
-		b := &out[j]
-		if a.Success {
-			b.Succeeded++
-		} else {
-			b.Failed++
-		}
-		b.MinID, b.MaxID = min(b.MinID, a.ID), max(b.MaxID, a.ID)
-	}
-	return out
-}
 
 // countHoursSQL adds a batch's buckets, given as one JSON array, to hookd_endpoint_hours: one
 // statement (one text, compiled once a connection) whatever the batch's size. ("WHERE true"
@@ -74,7 +32,7 @@ const countHoursSQL = `INSERT INTO hookd_endpoint_hours (endpoint_id, hour, app_
 
 // countAttempts adds recs to their endpoints' hours, one upsert a batch.
 func (t *txn) countAttempts(ctx context.Context, recs []hookd.AttemptRecord) error {
-	b, err := json.Marshal(foldHours(recs))
+	b, err := json.Marshal(sqlstore.FoldHours(recs))
 	if err != nil {
 		return fmt.Errorf("record attempts: count by hour: %w", err)
 	}
@@ -84,30 +42,8 @@ func (t *txn) countAttempts(ctx context.Context, recs []hookd.AttemptRecord) err
 	return nil
 }
 
-// hourSpan is how a window [since, until) of attempt times (in microseconds) splits into whole
-// hours [full, fullEnd), read from the counts, and the hours it covers in part, lead and trail
-// (noHour when none), read from the attempts.
-type hourSpan struct {
-	full, fullEnd, lead, trail int64
-}
-
-// noHour is an hour no attempt is in.
-const noHour = -1
-
-func spanOf(since, until int64) hourSpan {
-	s := hourSpan{full: since / hourMicros, fullEnd: until / hourMicros, lead: noHour, trail: noHour}
-	if since%hourMicros != 0 {
-		s.lead = since / hourMicros
-		s.full++
-	}
-	if until%hourMicros != 0 {
-		s.trail = until / hourMicros
-	}
-	return s
-}
-
 // hourBounds is the SQL that keeps a.at within the hour of the bucket h it is matched to.
-var hourBounds = fmt.Sprintf(`a.at >= h.hour * %[1]d AND a.at < (h.hour + 1) * %[1]d`, hourMicros)
+var hourBounds = fmt.Sprintf(`a.at >= h.hour * %[1]d AND a.at < (h.hour + 1) * %[1]d`, sqlstore.HourMicros)
 
 // bucketJoin matches each bucket h to its endpoint's attempts a, walking the endpoint's index
 // between the bucket's least and greatest id. Each attempt is matched to its own hour's bucket
@@ -128,9 +64,9 @@ var endpointStatsSQL = `SELECT COALESCE(SUM(s), 0), COALESCE(SUM(f), 0) FROM (
 func (q *queries) EndpointStats(ctx context.Context, endpointID string, since, until time.Time) (*hookd.EndpointStats, error) {
 	var stats hookd.EndpointStats
 	from, to := micros(since), micros(until)
-	sp := spanOf(from, to)
-	err := q.q.QueryRowContext(ctx, endpointStatsSQL, endpointID, sp.full, sp.fullEnd,
-		endpointID, sp.lead, sp.trail, from, to).Scan(&stats.Success, &stats.Fail)
+	sp := sqlstore.SpanOf(from, to)
+	err := q.q.QueryRowContext(ctx, endpointStatsSQL, endpointID, sp.Full, sp.FullEnd,
+		endpointID, sp.Lead, sp.Trail, from, to).Scan(&stats.Success, &stats.Fail)
 	if err != nil {
 		return nil, fmt.Errorf("endpoint %s stats: %w", endpointID, classify(err))
 	}
@@ -163,10 +99,10 @@ var (
 // chartArgs are chartSQL's parameters for f, after the bucket's (bucket).
 func chartArgs(f hookd.AttemptStatsFilter, bucket ...any) []any {
 	since := micros(f.Since)
-	sp := spanOf(since, since)
-	args := append(append([]any{}, bucket...), sp.full, f.FromID)
+	sp := sqlstore.SpanOf(since, since)
+	args := append(append([]any{}, bucket...), sp.Full, f.FromID)
 	args = append(args, bucket...)
-	return append(args, since/hourMicros, sp.lead, f.FromID, f.FromID, since)
+	return append(args, since/sqlstore.HourMicros, sp.Lead, f.FromID, f.FromID, since)
 }
 
 // AttemptsPerHour counts attempts by hour since f.Since: whole hours from hookd_endpoint_hours
@@ -182,7 +118,7 @@ func (q *queries) AttemptsPerHour(ctx context.Context, f hookd.AttemptStatsFilte
 			c hookd.HourCount
 		)
 		err := rows.Scan(&h, &c.Succeeded, &c.Failed)
-		c.Hour = time.UnixMicro(h * hourMicros).UTC()
+		c.Hour = time.UnixMicro(h * sqlstore.HourMicros).UTC()
 		return c, err
 	})
 	if err != nil {
@@ -222,7 +158,7 @@ const endpointHoursBatch = 1000
 // as retention deletes the messages (and attempts) older than it, in transactions of at most
 // endpointHoursBatch rows, each a background write. It returns how many it deleted.
 func (s *Store) DeleteOldEndpointHours(ctx context.Context, before time.Time) (int, error) {
-	end := micros(before) / hourMicros
+	end := micros(before) / sqlstore.HourMicros
 	total := 0
 	for {
 		var n int64

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookd/hookd"
+	"github.com/hookd/hookd/internal/sqlstore"
 )
 
 // fillHoursSQL fills a database for the counts' plans: applications app_1, with endpoints
@@ -43,9 +44,9 @@ var fillHoursSQL = []string{
 // fillHours fills s with fillHoursSQL; the attempts' 30 days end at end.
 func fillHours(ctx context.Context, t testing.TB, db *sql.DB, end time.Time) {
 	t.Helper()
-	start := micros(end) - 30*24*hourMicros
+	start := micros(end) - 30*24*sqlstore.HourMicros
 	for _, q := range fillHoursSQL {
-		if _, err := db.ExecContext(ctx, q, start, micros(end)-2*24*hourMicros); err != nil {
+		if _, err := db.ExecContext(ctx, q, start, micros(end)-2*24*sqlstore.HourMicros); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
@@ -63,7 +64,7 @@ func TestAttemptCountPlansUseIndexes(t *testing.T) {
 	now := time.Now()
 	fillHours(ctx, t, s.db, now)
 	since := now.Add(-28 * 24 * time.Hour)
-	sp := spanOf(micros(since), micros(now))
+	sp := sqlstore.SpanOf(micros(since), micros(now))
 	f := hookd.AttemptStatsFilter{AppID: "app_1", EndpointID: "ep_001", Since: now.Add(-24 * time.Hour), FromID: "atmpt_"} // the fill's ids are not hookd's
 	const endpointKey, attemptsKey = "USING PRIMARY KEY (endpoint_id=? AND hour>?", "USING INDEX hookd_attempts_endpoint_id (endpoint_id=? AND id>? AND id<?)"
 	for _, st := range []struct {
@@ -71,13 +72,13 @@ func TestAttemptCountPlansUseIndexes(t *testing.T) {
 		args      []any
 		want      []string
 	}{
-		{"stats", endpointStatsSQL, []any{"ep_001", sp.full, sp.fullEnd, "ep_001", sp.lead, sp.trail, micros(since), micros(now)},
+		{"stats", endpointStatsSQL, []any{"ep_001", sp.Full, sp.FullEnd, "ep_001", sp.Lead, sp.Trail, micros(since), micros(now)},
 			[]string{endpointKey, "USING PRIMARY KEY (endpoint_id=? AND hour=?)", attemptsKey}},
 		{"endpoint_hours", endpointHoursSQL, chartArgs(f, f.EndpointID, f.AppID), []string{endpointKey, attemptsKey}},
 		{"app_hours", appHoursSQL, chartArgs(f, f.AppID), []string{"USING INDEX hookd_endpoint_hours_app (app_id=? AND hour>?)", attemptsKey}},
 		{"by_endpoint", byEndpointSQL, chartArgs(f, jsonList([]string{"ep_001", "ep_002"}), f.AppID), []string{endpointKey, attemptsKey}},
 		{"delete_old", `DELETE FROM hookd_endpoint_hours WHERE (endpoint_id, hour) IN (
-			SELECT endpoint_id, hour FROM hookd_endpoint_hours WHERE hour < ? ORDER BY hour LIMIT ?)`, []any{sp.full, 1000},
+			SELECT endpoint_id, hour FROM hookd_endpoint_hours WHERE hour < ? ORDER BY hour LIMIT ?)`, []any{sp.Full, 1000},
 			[]string{"USING COVERING INDEX hookd_endpoint_hours_hour (hour<?)"}},
 	} {
 		t.Run(st.name, func(t *testing.T) {
@@ -158,7 +159,7 @@ func TestAttemptCountsKeptAndDeleted(t *testing.T) {
 	if len(kept) != 12 { // 3 endpoints, 4 hours each (30 attempts 7 minutes apart)
 		t.Fatalf("%d rows counted, want 12:\n%s", len(kept), strings.Join(kept, "\n"))
 	}
-	want := "ep_1 " + fmt.Sprint(micros(h0)/hourMicros) + " app_1 3 6 atmpt_ep_1_00 atmpt_ep_1_08" // minutes 0..56: attempts 0-8
+	want := "ep_1 " + fmt.Sprint(micros(h0)/sqlstore.HourMicros) + " app_1 3 6 atmpt_ep_1_00 atmpt_ep_1_08" // minutes 0..56: attempts 0-8
 	if kept[0] != want {
 		t.Errorf("first row %q, want %q", kept[0], want)
 	}
