@@ -98,9 +98,13 @@ func fleetClientLease(t *testing.T, u, schema, ns string, log *logcheck.Log, lea
 	if err != nil {
 		t.Fatal(err)
 	}
+	timeout := 3 * time.Second
+	if lease > 0 {
+		timeout = 10 * time.Second // attempts that hang past several short leases
+	}
 	cfg := &hookd.Config{
 		Logger:    log.Logger(),
-		Delivery:  &delivery.Config{Timeout: 3 * time.Second, AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
+		Delivery:  &delivery.Config{Timeout: timeout, AllowSubnets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
 		Workers:   map[hookd.Lane]int{hookd.LaneFirst: 32},
 		SlotLease: lease,
 	}
@@ -200,7 +204,7 @@ func capAcrossClients(t *testing.T, queue string) {
 	}
 }
 
-// TestSlotsRenewedAndGivenBack: with a lease of 1 s and attempts of 2.5 s, the clients' heartbeats
+// TestSlotsRenewedAndGivenBack: with a lease of 1 s and attempts of 6 s, the clients' heartbeats
 // keep the leases of the slots in use (the cap's number of deliveries, so that no refused job
 // asks for slots again, which would set a lease too); once the deliveries are done, the idle
 // slots are given back while the clients run.
@@ -208,7 +212,7 @@ func TestSlotsRenewedAndGivenBack(t *testing.T) {
 	t.Parallel()
 	u, schema := pgSchemaURL(t)
 	log := logcheck.New(t)
-	recv := newHangingReceiver(t, 2500*time.Millisecond)
+	recv := newHangingReceiver(t, 6*time.Second)
 	a := fleetClientLease(t, u, schema, "", log, time.Second)
 	fleetClientLease(t, u, schema, "", log, time.Second)
 	ctx := t.Context()
@@ -232,15 +236,20 @@ func TestSlotsRenewedAndGivenBack(t *testing.T) {
 	defer conn.Close(ctx)
 	table := pgx.Identifier{schema, "hookd_endpoint_slots"}.Sanitize()
 	var delivered, held int
-	time.Sleep(2200 * time.Millisecond) // past two leases of the first round's slots
-	if got := recv.most.Load(); got != capacity {
-		t.Fatalf("at most %d requests in flight during attempts of two and a half leases, want the cap %d", got, capacity)
+	// Every delivery reaches the receiver (a loaded machine may start the last a second or two
+	// after the first), then hangs past two more leases.
+	for start := time.Now(); recv.most.Load() < capacity && time.Since(start) < 3*time.Second; {
+		time.Sleep(10 * time.Millisecond)
 	}
+	if got := recv.most.Load(); got != capacity {
+		t.Fatalf("at most %d requests in flight 3 s after the sends, while attempts hang 6 s, want the cap %d", got, capacity)
+	}
+	time.Sleep(2200 * time.Millisecond) // past two leases of the slots in use
 	if err := conn.QueryRow(ctx, `SELECT coalesce(sum(slots), 0) FROM `+table+` WHERE lease_until > now()`).Scan(&held); err != nil {
 		t.Fatal(err)
 	}
 	if held != capacity {
-		t.Fatalf("%d slots leased while %d attempts hang for two and a half leases, want %d: the leases were not renewed", held, capacity, capacity)
+		t.Fatalf("%d slots leased while %d attempts hang past two leases, want %d: the leases were not renewed", held, capacity, capacity)
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
