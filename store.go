@@ -405,8 +405,11 @@ type DeliveryFilter struct {
 	MessageID  string
 	EndpointID string
 	Status     DeliveryStatus // empty: any
-	After      *time.Time
-	Before     *time.Time
+	// Statuses, with Status empty, selects deliveries of any of the statuses it lists (Svix's
+	// "failed" is hookd's failed or cancelled); each is read from its own index range.
+	Statuses []DeliveryStatus
+	After    *time.Time
+	Before   *time.Time
 	// FromID bounds the ids as MessageFilter's does; the client sets it from After (a delivery
 	// may get its id a while after its message's time, which it is created at, so Before bounds
 	// no id).

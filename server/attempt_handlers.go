@@ -197,6 +197,8 @@ func (s *Server) listAttemptedMessages(w http.ResponseWriter, r *http.Request, r
 		f.Status = hookd.DeliveryDelivered
 	case *q.status == msgPending, *q.status == msgSending:
 		f.Status = hookd.DeliveryPending
+	case *q.status == msgFail:
+		f.Statuses = []hookd.DeliveryStatus{hookd.DeliveryFailed, hookd.DeliveryCancelled}
 	}
 	types := make(map[string]bool, len(q.eventTypes))
 	for _, et := range q.eventTypes {

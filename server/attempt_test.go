@@ -367,6 +367,21 @@ func TestAttemptedMessagesNewestFirstAndFiltered(t *testing.T) {
 	if statuses[up.ep.ID] != svix.MessageStatus(0) || statuses[down.ID] != svix.MessageStatus(2) {
 		t.Fatalf("destination statuses %v", statuses)
 	}
+
+	// A delivery cancelled (its endpoint answered 410) is failed too, listed with the failed ones
+	// in id order.
+	b.recv.Handle("/am-down", hookdtest.Gone("gone"))
+	m, err := b.svix.Message.Create(b.ctx, "am", &svix.MessageIn{EventType: "a.one", Payload: map[string]any{"i": 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mtEventually(t, "the delivery to the gone endpoint cancelled", func() bool {
+		p, err := b.client.ListDeliveries(b.ctx, "am", hookd.DeliveryFilter{EndpointID: down.ID, Status: hookd.DeliveryCancelled})
+		return err == nil && len(p.Data) == 1
+	})
+	if got, want := list("down", svix.MessageAttemptListOptions{Status: st(2)}), append([]string{m.Id}, newest...); !slices.Equal(got, want) {
+		t.Errorf("fail, with a cancelled delivery: got %v, want %v", got, want)
+	}
 }
 
 func TestMessageStatusMapping(t *testing.T) {

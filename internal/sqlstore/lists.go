@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/hookd/hookd"
 )
@@ -72,23 +73,19 @@ func (r Reads) ListDeliveries(ctx context.Context, f hookd.DeliveryFilter) (*hoo
 	l.Equal("d.message_id", f.MessageID)
 	l.Equal("d.endpoint_id", f.EndpointID)
 	l.Equal("d.app_id", f.AppID)
-	switch f.Status {
-	case "":
-		if d.StatusBranches && (f.EndpointID != "" || f.AppID != "") && f.MessageID == "" {
-			conds := make([]Condition, len(deliveryStatuses))
-			for i, s := range deliveryStatuses {
-				conds[i] = Condition{SQL: "d.status = '" + string(s) + "'"}
-			}
-			l.AnyOf(conds...)
-		}
-	case hookd.DeliveryPending, hookd.DeliveryDelivered, hookd.DeliveryFailed, hookd.DeliveryCancelled:
-		// A known status is written as a literal, so that a generic plan can still use a
-		// partial index whose predicate names statuses (PostgreSQL's indexes of an
-		// endpoint's deliveries).
-		l.Filter("d.status = '" + string(f.Status) + "'")
-	default:
-		l.Filter("d.status = ?", string(f.Status))
+	statuses := f.Statuses
+	if f.Status != "" {
+		statuses = []hookd.DeliveryStatus{f.Status}
+	} else if len(statuses) == 0 && d.StatusBranches && (f.EndpointID != "" || f.AppID != "") && f.MessageID == "" {
+		statuses = deliveryStatuses
 	}
+	var conds []Condition // one for each status, which AnyOf needs to exclude each other
+	for i, s := range statuses {
+		if !slices.Contains(statuses[:i], s) {
+			conds = append(conds, deliveryStatusIs(s))
+		}
+	}
+	l.AnyOf(conds...)
 	if f.After != nil {
 		l.Filter("d.created_at >= ?", d.Time(*f.After))
 	}
@@ -124,6 +121,16 @@ func (r Reads) endpointApp(ctx context.Context, endpointID, appID string) (app s
 
 // emptyPage is a list's page when no row can match.
 func emptyPage[T any]() *hookd.Page[T] { return &hookd.Page[T]{Data: []T{}, Done: true} }
+
+// deliveryStatusIs is the condition that a delivery has status s. A known status is written as a
+// literal, so that a generic plan can still use a partial index whose predicate names statuses
+// (PostgreSQL's indexes of an endpoint's deliveries).
+func deliveryStatusIs(s hookd.DeliveryStatus) Condition {
+	if slices.Contains(deliveryStatuses, s) {
+		return Condition{SQL: "d.status = '" + string(s) + "'"}
+	}
+	return Condition{SQL: "d.status = ?", Args: []any{string(s)}}
+}
 
 // deliveryStatuses are the statuses a delivery can have.
 var deliveryStatuses = []hookd.DeliveryStatus{hookd.DeliveryPending, hookd.DeliveryDelivered, hookd.DeliveryFailed, hookd.DeliveryCancelled}

@@ -146,6 +146,11 @@ func (s *Shape) Cases() []Case {
 		{"deliveries_of_endpoint_failed", "hookd_deliveries_endpoint_failed", "hookd_deliveries_endpoint_id_undelivered",
 			dels(hookd.DeliveryFilter{AppID: big, EndpointID: ep, Status: hookd.DeliveryFailed}),
 			oldestDels(func(d hookd.Delivery) bool { return d.EndpointID == ep && d.Status == hookd.DeliveryFailed })},
+		{"deliveries_of_endpoint_unsuccessful", "hookd_deliveries_endpoint_failed,hookd_deliveries_endpoint_cancelled", "hookd_deliveries_endpoint_id_undelivered",
+			dels(hookd.DeliveryFilter{EndpointID: ep, Statuses: []hookd.DeliveryStatus{hookd.DeliveryFailed, hookd.DeliveryCancelled}}),
+			oldestDels(func(d hookd.Delivery) bool {
+				return d.EndpointID == ep && (d.Status == hookd.DeliveryFailed || d.Status == hookd.DeliveryCancelled)
+			})},
 		{"deliveries_of_endpoint", "hookd_deliveries_endpoint_id", "hookd_deliveries_endpoint_id_delivered|hookd_deliveries_pkey,hookd_deliveries_endpoint_id_undelivered",
 			dels(hookd.DeliveryFilter{AppID: big, EndpointID: ep}),
 			oldestDels(func(d hookd.Delivery) bool { return d.EndpointID == ep })},
