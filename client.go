@@ -45,6 +45,7 @@ type Client struct {
 	bg        sync.WaitGroup  // background recoveries running
 
 	retainDone chan struct{} // closes when the retention cleaner returns (retention.go)
+	typeDone   chan struct{} // closes when the old attempts' typing returns (attempt_types.go)
 	retained   retentionTotal
 }
 
@@ -156,6 +157,7 @@ func (c *Client) Start(ctx context.Context) error {
 		c.sweepPayloads(recCtx)
 	}()
 	c.retainDone = c.startRetention(recCtx)
+	c.typeDone = c.startAttemptTyping(recCtx)
 	c.cancel = cancel
 	c.bgCtx = recCtx
 	c.started = true
@@ -194,6 +196,7 @@ func (c *Client) Stop(ctx context.Context) error {
 	<-c.recDone
 	<-c.sweepDone
 	<-c.retainDone
+	<-c.typeDone
 	c.bg.Wait()
 	c.bgCtx = nil
 	c.http.CloseIdleConnections()

@@ -210,3 +210,18 @@ func (s *Store) ExpirePayloads(ctx context.Context, now time.Time, limit int) (i
 	}
 	return int(n), nil
 }
+
+// TypeOldAttempts gives at most limit attempts recorded before migration 17, whose event_type
+// is NULL, their message's event type (an empty one for an attempt whose message is gone, so that none is
+// picked again), reading them through the NULL range of hookd_attempts_endpoint_event_type;
+// rows another process is typing are skipped.
+func (s *Store) TypeOldAttempts(ctx context.Context, limit int) (int, error) {
+	n, err := s.c.exec(ctx, `UPDATE hookd_attempts a
+		SET event_type = COALESCE((SELECT m.event_type FROM hookd_messages m WHERE m.id = a.message_id), '')
+		WHERE a.id = ANY (ARRAY (SELECT id FROM hookd_attempts WHERE event_type IS NULL
+			LIMIT $1 FOR UPDATE SKIP LOCKED))`, limit)
+	if err != nil {
+		return 0, fmt.Errorf("type old attempts: %w", classify(err))
+	}
+	return int(n), nil
+}

@@ -110,3 +110,24 @@ func (s *Store) ExpirePayloads(ctx context.Context, now time.Time, limit int) (i
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
+
+// TypeOldAttempts gives at most limit attempts recorded before migration 17, whose event_type
+// is NULL, their message's event type (an empty one for an attempt whose message is gone, so that none is
+// picked again), reading them through the NULL range of hookd_attempts_endpoint_event_type.
+func (s *Store) TypeOldAttempts(ctx context.Context, limit int) (int, error) {
+	var n int64
+	err := s.InTx(hookd.BackgroundWrite(ctx), func(tx hookd.Tx) error {
+		res, err := tx.(*txn).q.ExecContext(ctx, `UPDATE hookd_attempts
+			SET event_type = COALESCE((SELECT m.event_type FROM hookd_messages m WHERE m.id = hookd_attempts.message_id), '')
+			WHERE rowid IN (SELECT rowid FROM hookd_attempts WHERE event_type IS NULL LIMIT ?)`, limit)
+		if err != nil {
+			return classify(err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("type old attempts: %w", err)
+	}
+	return int(n), nil
+}

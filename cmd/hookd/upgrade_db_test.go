@@ -206,6 +206,22 @@ func (d *upgradeDB) holdExpiries(t *testing.T) {
 	}
 }
 
+// checkAttemptsTyped checks that the server gave every attempt the earlier build recorded its
+// message's event type (attempt_types.go), and that it recorded some.
+func (d *upgradeDB) checkAttemptsTyped(t *testing.T) {
+	t.Helper()
+	db := d.open(t)
+	var all, untyped int
+	err := db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE a.event_type IS DISTINCT FROM m.event_type)
+		FROM hookd_attempts a JOIN hookd_messages m ON m.id = a.message_id`).Scan(&all, &untyped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all == 0 || untyped > 0 {
+		t.Errorf("after the upgrade, %d of %d attempts lack their message's event type", untyped, all)
+	}
+}
+
 func (d *upgradeDB) hasColumn(t *testing.T, db *sql.DB, table, column string) bool {
 	t.Helper()
 	q := `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`

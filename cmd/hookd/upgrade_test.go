@@ -117,6 +117,7 @@ func upgradeFixture(t *testing.T, bin, dir string, m *upgradetest.Manifest) {
 	api.health()
 
 	p.terminate(t, 30*time.Second)
+	db.checkAttemptsTyped(t)
 	if missing := missingFrom(freshSchema(t, bin, m.Store), db.schema(t)); len(missing) > 0 {
 		t.Errorf("the upgraded database lacks what the binary gives a new one (a migration not applied, or applied from another text):\n  %s",
 			strings.Join(missing, "\n  "))
