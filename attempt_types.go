@@ -36,24 +36,13 @@ func (c *Client) TypeOldAttempts(ctx context.Context) (int, error) {
 	if !ok {
 		return 0, nil
 	}
-	total := 0
 	pace := newRetentionPacer(c.store)
 	pace.n, pace.min, pace.max = 500, 50, attemptTypesBatch
-	for {
-		start := time.Now()
-		limit := pace.batch()
-		n, err := at.TypeOldAttempts(BackgroundWrite(ctx), limit)
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("hookd: type old attempts: %w", err)
-		}
-		if n < limit {
-			return total, nil
-		}
-		if err := pace.done(ctx, n, time.Since(start)); err != nil {
-			return total, fmt.Errorf("hookd: type old attempts: %w", err)
-		}
+	n, err := pace.sweep(ctx, at.TypeOldAttempts)
+	if err != nil {
+		return n, fmt.Errorf("hookd: type old attempts: %w", err)
 	}
+	return n, nil
 }
 
 // startAttemptTyping runs TypeOldAttempts until it succeeds or ctx ends, trying again after

@@ -27,24 +27,15 @@ func (c *Client) ExpirePayloads(ctx context.Context) (int, error) {
 	if !ok {
 		return 0, nil
 	}
-	total := 0
 	pace := newRetentionPacer(c.store)
 	pace.n, pace.min, pace.max = 500, 50, payloadSweepBatch
-	for {
-		start := time.Now()
-		limit := pace.batch()
-		n, err := pe.ExpirePayloads(BackgroundWrite(ctx), c.now(), limit)
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("hookd: expire payloads: %w", err)
-		}
-		if n < limit {
-			return total, nil
-		}
-		if err := pace.done(ctx, n, time.Since(start)); err != nil {
-			return total, fmt.Errorf("hookd: expire payloads: %w", err)
-		}
+	n, err := pace.sweep(ctx, func(ctx context.Context, limit int) (int, error) {
+		return pe.ExpirePayloads(ctx, c.now(), limit)
+	})
+	if err != nil {
+		return n, fmt.Errorf("hookd: expire payloads: %w", err)
 	}
+	return n, nil
 }
 
 // sweepPayloads runs ExpirePayloads until ctx ends.

@@ -144,6 +144,25 @@ type sweepPacer struct {
 // batch returns the size of the next batch.
 func (p *sweepPacer) batch() int { return p.n }
 
+// sweep runs batch, which handles at most limit rows and returns how many it handled, batch after
+// batch, each a background write (BackgroundWrite), sized and rested by p, until one comes back
+// short of its limit; it returns the rows handled.
+func (p *sweepPacer) sweep(ctx context.Context, batch func(ctx context.Context, limit int) (int, error)) (int, error) {
+	total := 0
+	for {
+		start := time.Now()
+		limit := p.batch()
+		n, err := batch(BackgroundWrite(ctx), limit)
+		total += n
+		if err != nil || n < limit {
+			return total, err
+		}
+		if err := p.done(ctx, n, time.Since(start)); err != nil {
+			return total, err
+		}
+	}
+}
+
 // done records that a batch deleted rows in took, sizes the next one, and rests; it returns
 // ctx's error when ctx ends during the rest. The next batch grows at most twofold, since the
 // first batches, on a cold cache, are the dearest per row and a batch many times as large as
