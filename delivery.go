@@ -137,14 +137,22 @@ func (c *Client) ListEndpointMessages(ctx context.Context, app, endpoint string,
 	if err != nil {
 		return nil, fmt.Errorf("hookd: list messages of endpoint %q: %w", endpoint, err)
 	}
+	ids := make([]string, len(ds.Data))
+	for i, d := range ds.Data {
+		ids[i] = d.MessageID
+	}
+	msgs, err := c.messagesByID(ctx, a.ID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("hookd: list messages of endpoint %q: %w", endpoint, err)
+	}
 	out := &Page[EndpointMessage]{Iterator: ds.Iterator, PrevIterator: ds.PrevIterator, Done: ds.Done}
 	out.Data = make([]EndpointMessage, 0, len(ds.Data))
 	for _, d := range ds.Data {
-		m, err := c.store.GetMessage(ctx, a.ID, d.MessageID)
-		if err != nil {
-			return nil, fmt.Errorf("hookd: list messages of endpoint %q: %w", endpoint, err)
+		// A delivery goes with its message: one whose message is gone was deleted with it
+		// (retention) after the list was read.
+		if m, ok := msgs[d.MessageID]; ok {
+			out.Data = append(out.Data, EndpointMessage{Delivery: d, Message: m})
 		}
-		out.Data = append(out.Data, EndpointMessage{Delivery: d, Message: *m})
 	}
 	return out, nil
 }

@@ -283,8 +283,14 @@ func (c *Client) GetMessages(ctx context.Context, app string, ids []string) (map
 	if err != nil {
 		return nil, err
 	}
+	return c.messagesByID(ctx, a.ID, ids)
+}
+
+// messagesByID returns the messages of the application appID (an id) with ids that exist, by
+// id: one read on a MessageBatchReader, one GetMessage a message otherwise.
+func (c *Client) messagesByID(ctx context.Context, appID string, ids []string) (map[string]Message, error) {
 	if br, ok := c.store.(MessageBatchReader); ok {
-		out, err := br.GetMessagesByID(ctx, a.ID, ids)
+		out, err := br.GetMessagesByID(ctx, appID, ids)
 		if err != nil {
 			return nil, fmt.Errorf("hookd: get messages: %w", err)
 		}
@@ -295,7 +301,7 @@ func (c *Client) GetMessages(ctx context.Context, app string, ids []string) (map
 		if _, ok := out[id]; ok {
 			continue // several deliveries of one message
 		}
-		m, err := c.store.GetMessage(ctx, a.ID, id)
+		m, err := c.store.GetMessage(ctx, appID, id)
 		switch {
 		case errors.Is(err, ErrNotFound):
 			continue
