@@ -222,7 +222,10 @@ func (s *Server) listAttemptedMessages(w http.ResponseWriter, r *http.Request, r
 		g.ListOptions = o
 		return s.client.ListEndpointMessages(ctx, a.ID, endpointID, g)
 	}
-	filtered := q.status != nil && *q.status != msgSuccess || len(q.eventTypes) > 0 || q.channel != "" || q.tag != ""
+	// The store's filter is the whole filter but for pending against sending (whether the
+	// delivery was attempted yet) and the message's event type, channel and tag.
+	filtered := q.status != nil && (*q.status == msgPending || *q.status == msgSending) ||
+		len(q.eventTypes) > 0 || q.channel != "" || q.tag != ""
 	if !filtered {
 		keep = nil
 	}
