@@ -23,14 +23,21 @@ type health struct {
 	Circuit     hookd.CircuitState
 }
 
-// window is what the health figures and the charts cover.
+// window is what the health figures and the charts cover: the hours the chart draws, the
+// current one and the 23 before it.
 const window = 24 * time.Hour
+
+// windowStart is when the window begins: at the start of an hour, so that the figures read whole
+// hours of the hourly counts and no attempt, and agree with the chart's bars.
+func (h *Handler) windowStart() time.Time {
+	return h.now().UTC().Truncate(time.Hour).Add(time.Hour - window)
+}
 
 // statsWindow is what an endpoint's stats cover: the API's default window.
 const statsWindow = 28 * 24 * time.Hour
 
 func (h *Handler) health(q *req, app string, ep hookd.Endpoint) (health, []hookd.HourCount, error) {
-	hours, err := h.client.AttemptsPerHour(q.ctx, app, ep.ID, h.now().Add(-window))
+	hours, err := h.client.AttemptsPerHour(q.ctx, app, ep.ID, h.windowStart())
 	if err != nil {
 		return health{}, nil, err
 	}
@@ -115,7 +122,7 @@ func (h *Handler) appPage(q *req) error {
 	for i, ep := range eps.Data {
 		ids[i] = ep.ID
 	}
-	counts, err := h.client.AttemptsByEndpoint(q.ctx, app.ID, ids, h.now().Add(-window))
+	counts, err := h.client.AttemptsByEndpoint(q.ctx, app.ID, ids, h.windowStart())
 	if err != nil {
 		return err
 	}
@@ -123,7 +130,7 @@ func (h *Handler) appPage(q *req) error {
 	for _, ep := range eps.Data {
 		healths = append(healths, h.healthOf(ep, counts[ep.ID]))
 	}
-	hours, err := h.client.AttemptsPerHour(q.ctx, app.ID, "", h.now().Add(-window))
+	hours, err := h.client.AttemptsPerHour(q.ctx, app.ID, "", h.windowStart())
 	if err != nil {
 		return err
 	}
