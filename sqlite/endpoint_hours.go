@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -21,22 +20,26 @@ import (
 // deletion leaves both (its attempts still count in its application's chart); retention
 // deletes old hours (DeleteOldEndpointHours) as it deletes old messages.
 
-// countHoursSQL adds a batch's buckets, given as one JSON array, to hookd_endpoint_hours: one
-// statement (one text, compiled once a connection) whatever the batch's size. ("WHERE true"
-// tells SQLite's parser that ON CONFLICT is the upsert's, not a join's.)
-const countHoursSQL = `INSERT INTO hookd_endpoint_hours (endpoint_id, hour, app_id, succeeded, failed, min_id, max_id)
-	SELECT value ->> 'e', value ->> 'h', value ->> 'a', value ->> 's', value ->> 'f', value ->> 'lo', value ->> 'hi'
-	FROM json_each(?) WHERE true
-	ON CONFLICT (endpoint_id, hour) DO UPDATE SET succeeded = succeeded + excluded.succeeded,
-		failed = failed + excluded.failed, min_id = min(min_id, excluded.min_id), max_id = max(max_id, excluded.max_id)`
+// hourRowParams are a bucket's parameters in countHoursSQL.
+const hourRowParams = 7
 
-// countAttempts adds recs to their endpoints' hours, one upsert a batch.
+// countHoursSQL adds rows buckets to hookd_endpoint_hours, one row each; prepared at Open for each
+// of batchSizes, as the record's other statements are.
+func countHoursSQL(rows int) string {
+	return `INSERT INTO hookd_endpoint_hours (endpoint_id, hour, app_id, succeeded, failed, min_id, max_id)
+		VALUES ` + valuesList(rows, hourRowParams) + `
+		ON CONFLICT (endpoint_id, hour) DO UPDATE SET succeeded = succeeded + excluded.succeeded,
+			failed = failed + excluded.failed, min_id = min(min_id, excluded.min_id), max_id = max(max_id, excluded.max_id)`
+}
+
+// countAttempts adds recs to their endpoints' hours, a bucket a row of the fewest statements.
 func (t *txn) countAttempts(ctx context.Context, recs []hookd.AttemptRecord) error {
-	b, err := json.Marshal(sqlstore.FoldHours(recs))
-	if err != nil {
-		return fmt.Errorf("record attempts: count by hour: %w", err)
+	bs := sqlstore.FoldHours(recs)
+	args := make([]any, 0, hourRowParams*len(bs))
+	for _, b := range bs {
+		args = append(args, b.EndpointID, b.Hour, b.AppID, b.Succeeded, b.Failed, b.MinID, b.MaxID)
 	}
-	if _, err := t.q.ExecContext(ctx, countHoursSQL, string(b)); err != nil {
+	if _, err := t.execBatch(ctx, t.stmts.countHours, hourRowParams, args); err != nil {
 		return fmt.Errorf("record attempts: count by hour: %w", classify(err))
 	}
 	return nil

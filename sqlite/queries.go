@@ -58,6 +58,7 @@ type statements struct {
 	updateHealth     *batchStmt
 	insertJobs       *batchStmt
 	deleteJobs       *batchStmt
+	countHours       *batchStmt
 }
 
 func prepareStatements(ctx context.Context, db *sql.DB) (*statements, error) {
@@ -87,6 +88,7 @@ func prepareStatements(ctx context.Context, db *sql.DB) (*statements, error) {
 		{&s.updateHealth, updateHealthSQL},
 		{&s.insertJobs, insertJobsSQL},
 		{&s.deleteJobs, deleteJobsSQL},
+		{&s.countHours, countHoursSQL},
 	} {
 		b, err := prepareBatch(ctx, db, p.sqlFor)
 		if err != nil {
@@ -106,7 +108,7 @@ func (s *statements) close() error {
 			errs = append(errs, st.Close())
 		}
 	}
-	for _, b := range []*batchStmt{s.insertDeliveries, s.insertAttempts, s.updateDeliveries, s.updateHealth, s.insertJobs, s.deleteJobs} {
+	for _, b := range []*batchStmt{s.insertDeliveries, s.insertAttempts, s.updateDeliveries, s.updateHealth, s.insertJobs, s.deleteJobs, s.countHours} {
 		if b != nil {
 			errs = append(errs, b.close())
 		}

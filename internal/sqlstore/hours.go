@@ -19,13 +19,13 @@ const HourMicros = int64(time.Hour / time.Microsecond)
 // HourBucket is one endpoint's attempts in one hour, as a batch of records adds them, with the
 // least and greatest attempt id, which bound the hour's attempts in the endpoint's index.
 type HourBucket struct {
-	EndpointID string `json:"e"`
-	Hour       int64  `json:"h"`
-	AppID      string `json:"a"`
-	Succeeded  int    `json:"s"`
-	Failed     int    `json:"f"`
-	MinID      string `json:"lo"`
-	MaxID      string `json:"hi"`
+	EndpointID string
+	Hour       int64
+	AppID      string
+	Succeeded  int
+	Failed     int
+	MinID      string
+	MaxID      string
 }
 
 // FoldHours sums recs by endpoint and hour, ordered by both: two processes recording at once
