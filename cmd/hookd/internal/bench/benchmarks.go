@@ -209,6 +209,15 @@ func runB2Once(ctx context.Context, t benchTarget, o *Options, hang bool) (_ *b2
 	if err == nil {
 		err = waitFor(ctx, "verified healthy deliveries", o.Stall, 5*time.Millisecond, recv.reached(total))
 	}
+	if err == nil && hang {
+		// The hanging endpoint's requests are what the run is measured beside: wait for the
+		// first, which a small run's healthy deliveries may finish before (it does not move the
+		// time measured, the last healthy arrival's).
+		err = waitFor(ctx, "a request to the hanging endpoint", o.Stall, 5*time.Millisecond, func() (int, bool, error) {
+			c, err := recv.counts(total)
+			return c.HangingRequests, c.HangingRequests > 0, err
+		})
+	}
 	bar.finish()
 	if err != nil {
 		return nil, err
