@@ -28,27 +28,7 @@ func TestEventTypeFlagsMigration(t *testing.T) {
 	// Back to the schema before migration 5, as an earlier hookd left it (the later migrations
 	// undone too, since they run again).
 	pool := b.store.Pool()
-	for _, q := range []string{
-		`ALTER TABLE hookd_idempotency DROP COLUMN request_hash`,
-		`ALTER TABLE hookd_event_types DROP COLUMN feature_flags, DROP COLUMN group_name, DROP COLUMN deprecated`,
-		`ALTER TABLE hookd_tokens DROP COLUMN read_only, DROP COLUMN feature_flags`,            // migration 8's
-		`DROP INDEX hookd_messages_created_at`,                                                 // migration 9's
-		`ALTER TABLE hookd_attempts DROP COLUMN request_headers, DROP COLUMN response_headers`, // migration 10's
-		`ALTER TABLE hookd_endpoints DROP COLUMN retry_schedule, DROP COLUMN timeout_ms`,       // migration 11's
-		`ALTER TABLE hookd_applications DROP COLUMN retry_schedule, DROP COLUMN timeout_ms`,
-		`DROP FUNCTION hookd_acquire_slots`, // migration 12's
-		`DROP TABLE hookd_endpoint_slots`,
-		`ALTER TABLE hookd_endpoints DROP COLUMN ordered`,                                                                     // migration 13's
-		`ALTER TABLE hookd_deliveries DROP COLUMN first_job, DROP COLUMN job_due, DROP COLUMN job_claims, RESET (fillfactor)`, // migration 14's (its index goes with first_job)
-		`DROP INDEX hookd_deliveries_endpoint_id_undelivered, hookd_deliveries_endpoint_id_delivered`,                         // migration 15's
-		`CREATE INDEX hookd_deliveries_endpoint_id_status ON hookd_deliveries (endpoint_id, status, id)`,
-		`CREATE INDEX hookd_deliveries_endpoint_id ON hookd_deliveries (endpoint_id, id)`,
-		`CREATE INDEX hookd_attempts_delivery_id ON hookd_attempts (delivery_id, number)`,
-		`ALTER TABLE hookd_attempts DROP COLUMN event_type`, // migration 17's (its index goes with it)
-		`DROP INDEX hookd_attempts_endpoint_failed, hookd_deliveries_app_id_undelivered, hookd_deliveries_app_id_delivered`,
-		`DROP TABLE hookd_endpoint_hours`, // migration 18's
-		`DELETE FROM hookd_migrations WHERE version >= 5`,
-	} {
+	for _, q := range undoFrom(5) {
 		if _, err := pool.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
