@@ -178,7 +178,7 @@ func TestOldAttemptHeadersReadBack(t *testing.T) {
 				if u == "" {
 					t.Skip("HOOKD_TEST_POSTGRES_URL is unset: set it to a PostgreSQL URL to run the PostgreSQL case")
 				}
-				s, err := postgres.Open(ctx, u, &postgres.Config{Schema: rowsSchema(t, u)})
+				s, err := postgres.Open(ctx, u, &postgres.Config{Schema: testSchema(t, u)})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -88,7 +88,7 @@ func BenchmarkAttemptBytes(b *testing.B) {
 			b.Skip("HOOKD_TEST_POSTGRES_URL is unset")
 		}
 		ctx := context.Background()
-		schema := rowsSchema(b, u)
+		schema := testSchema(b, u)
 		store, err := postgres.Open(ctx, u, &postgres.Config{Schema: schema})
 		if err != nil {
 			b.Fatal(err)
@@ -207,28 +207,6 @@ func fillForSize(b *testing.B, store hookd.Store, n int) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// rowsSchema returns the name of a PostgreSQL schema of its own for a test of attempt rows,
-// dropped at cleanup.
-func rowsSchema(t testing.TB, u string) string {
-	var r [4]byte
-	_, _ = rand.Read(r[:])
-	schema := "hookd_rows_" + hex.EncodeToString(r[:])
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, u)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	return schema
 }
 
 // attemptsWAL sums the WAL records between lsn0 and lsn1 that touch schema's attempts table
